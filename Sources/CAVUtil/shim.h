@@ -1,0 +1,30 @@
+#ifndef KIOSKCAM_CAVUTIL_SHIM_H
+#define KIOSKCAM_CAVUTIL_SHIM_H
+#include <errno.h>
+/* Every libavutil header the other FFmpeg modules include, so that they are owned by
+   this module alone; the other shims include this file first (see CAVCodec/shim.h). */
+#include <libavutil/attributes.h>
+#include <libavutil/avutil.h>
+#include <libavutil/buffer.h>
+#include <libavutil/cpu.h>
+#include <libavutil/hwcontext.h>
+#include <libavutil/pixfmt.h>
+#include <libavutil/rational.h>
+#include <libavutil/samplefmt.h>
+#include <libavutil/version.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/dict.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/log.h>
+#include <libavutil/mathematics.h>
+#include <libavutil/opt.h>
+
+/* Function-like macros are invisible to Swift: expose them as prefixed inline functions. */
+static inline int kc_averror(int posix_errno) { return AVERROR(posix_errno); }
+static inline int kc_averror_eof(void) { return AVERROR_EOF; }
+static inline int kc_averror_eagain(void) { return AVERROR(EAGAIN); }
+static inline int64_t kc_av_nopts_value(void) { return AV_NOPTS_VALUE; }
+static inline AVRational kc_av_time_base_q(void) { return AV_TIME_BASE_Q; }
+#endif

@@ -1,0 +1,132 @@
+/// Everything a user can set, with the defaults that apply when no file is given.
+///
+/// Loaded from one TOML file (`/etc/kioskcam/kioskcam.toml` by default); see
+/// `rootfs/etc/kioskcam/kioskcam.toml` for the commented example with every key.
+public struct Configuration: Sendable, Equatable {
+    public struct Storage: Sendable, Equatable {
+        /// Root of the media library (`video/`, `photo/`, `audio/` live below it).
+        public var mediaRoot = "/var/lib/kioskcam/media"
+        /// Split a recording after this many seconds.
+        public var segmentSeconds: Double = 300
+        /// Split a recording before it grows past this many bytes (nil: no limit).
+        public var segmentMaxBytes: Int64? = nil
+        /// Push written data to the storage device at least this often (power-cut safety).
+        public var syncIntervalSeconds: Double = 2
+    }
+
+    /// Where frames come from.
+    public enum CameraSource: Sendable, Equatable, CustomStringConvertible {
+        /// The built-in moving test pattern.
+        case testPattern
+        /// Raw frames replayed from a file (tests, benchmark).
+        case rawFile(path: String)
+
+        public init?(parsing text: String) {
+            if text == "test" { self = .testPattern; return }
+            if text.hasPrefix("file:"), text.count > 5 { self = .rawFile(path: String(text.dropFirst(5))); return }
+            return nil
+        }
+
+        public var description: String {
+            switch self {
+            case .testPattern: "test"
+            case .rawFile(let path): "file:" + path
+            }
+        }
+    }
+
+    public struct Camera: Sendable, Equatable {
+        public var source: CameraSource = .testPattern
+        public var size = FrameSize(width: 1280, height: 720)
+        public var framesPerSecond = 30
+        /// The layout the test pattern (or raw file) delivers.
+        public var pixelFormat: PixelFormat = .yuyv
+    }
+
+    /// Where sound comes from.
+    public enum MicrophoneSource: Sendable, Equatable, CustomStringConvertible {
+        /// The built-in sine tone.
+        case tone
+        /// The built-in microphone, silent.
+        case silence
+        /// No audio track.
+        case none
+        /// S16 PCM replayed from a WAV file (tests, benchmark).
+        case wavFile(path: String)
+
+        public init?(parsing text: String) {
+            switch text {
+            case "tone": self = .tone
+            case "silence": self = .silence
+            case "none": self = .none
+            default:
+                guard text.hasPrefix("file:"), text.count > 5 else { return nil }
+                self = .wavFile(path: String(text.dropFirst(5)))
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .tone: "tone"
+            case .silence: "silence"
+            case .none: "none"
+            case .wavFile(let path): "file:" + path
+            }
+        }
+    }
+
+    public struct Microphone: Sendable, Equatable {
+        public var source: MicrophoneSource = .tone
+        public var sampleRate = 48_000
+        public var channels = 1
+        /// Pitch of the built-in tone microphone.
+        public var toneFrequency: Double = 440
+    }
+
+    public struct Encoder: Sendable, Equatable {
+        /// libavcodec encoder name: `libx264`, or a board's hardware encoder such as `h264_v4l2m2m`.
+        public var videoCodec = "libx264"
+        /// Encoder speed preset (libx264 only).
+        public var preset = "veryfast"
+        /// Video bitrate in bits/s; nil: SPEC §2's bits-per-pixel default.
+        public var videoBitrate: Int? = nil
+        /// Frames between keyframes; also the fragment length of the MP4.
+        public var keyframeInterval = EncodingPolicy.maximumKeyframeInterval
+        public var audioBitrate = 128_000
+        /// Encoder threads; 0 lets the encoder choose.
+        public var threads = 0
+    }
+
+    public struct Snapshot: Sendable, Equatable {
+        /// JPEG quality, 1 (smallest) to 100 (best).
+        public var jpegQuality = 90
+    }
+
+    public enum LogLevel: String, Sendable, Equatable, CaseIterable {
+        case trace, debug, info, notice, warning, error, critical
+    }
+
+    public struct Logging: Sendable, Equatable {
+        public var level: LogLevel = .info
+    }
+
+    public var storage = Storage()
+    public var camera = Camera()
+    public var microphone = Microphone()
+    public var encoder = Encoder()
+    public var snapshot = Snapshot()
+    public var logging = Logging()
+
+    public init() {}
+
+    public static let defaultPath = "/etc/kioskcam/kioskcam.toml"
+
+    /// The video bitrate in effect: the configured one, or SPEC §2's default.
+    public var effectiveVideoBitrate: Int {
+        encoder.videoBitrate ?? EncodingPolicy.defaultBitrate(for: camera.size)
+    }
+
+    public var segmentPolicy: SegmentPolicy {
+        SegmentPolicy(maximumSeconds: storage.segmentSeconds, maximumBytes: storage.segmentMaxBytes)
+    }
+}

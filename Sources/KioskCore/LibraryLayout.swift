@@ -1,0 +1,122 @@
+import Foundation
+
+/// The three kinds of media the library holds, each in its own tree (SPEC §3).
+public enum MediaKind: String, CaseIterable, Sendable, Codable {
+    case video, photo, audio
+
+    public var fileExtension: String {
+        switch self {
+        case .video: "mp4"
+        case .photo: "jpg"
+        case .audio: "m4a"
+        }
+    }
+}
+
+/// A local calendar date and time of day, as used in library names.
+public struct LocalTimestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var year: Int, month: Int, day: Int
+    public var hour: Int, minute: Int, second: Int
+
+    public init(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) {
+        (self.year, self.month, self.day) = (year, month, day)
+        (self.hour, self.minute, self.second) = (hour, minute, second)
+    }
+
+    /// The local time of `date` in `timeZone`.
+    public init(_ date: Date, timeZone: TimeZone = .current) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        self.init(year: c.year ?? 1970, month: c.month ?? 1, day: c.day ?? 1,
+                  hour: c.hour ?? 0, minute: c.minute ?? 0, second: c.second ?? 0)
+    }
+
+    /// `YYYYMMDD`: the name of the date folder.
+    public var dateStamp: String { pad(year, 4) + pad(month, 2) + pad(day, 2) }
+    /// `HHMMSS`: the base name of a recording.
+    public var timeStamp: String { pad(hour, 2) + pad(minute, 2) + pad(second, 2) }
+    public var description: String { dateStamp + "-" + timeStamp }
+
+    public static func < (a: Self, b: Self) -> Bool {
+        (a.year, a.month, a.day, a.hour, a.minute, a.second) < (b.year, b.month, b.day, b.hour, b.minute, b.second)
+    }
+
+    /// Parses `YYYYMMDD-HHMMSS` (the form used in temp-file names).
+    public init?(parsing text: Substring) {
+        let parts = text.split(separator: "-")
+        guard parts.count == 2, parts[0].count == 8, parts[1].count == 6,
+              parts[0].allSatisfy(\.isASCIIDigit), parts[1].allSatisfy(\.isASCIIDigit),
+              let d = Int(parts[0]), let t = Int(parts[1]) else { return nil }
+        self.init(year: d / 10000, month: d / 100 % 100, day: d % 100,
+                  hour: t / 10000, minute: t / 100 % 100, second: t % 100)
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+    }
+}
+
+private func pad(_ value: Int, _ width: Int) -> String {
+    let digits = String(value)
+    return String(repeating: "0", count: max(0, width - digits.count)) + digits
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
+/// Where things live under the media root. Pure path arithmetic; no file access.
+///
+/// ```
+/// <root>/video/YYYYMMDD/HHMMSS.mp4
+/// <root>/photo/YYYYMMDD/HHMMSS.jpg
+/// <root>/audio/YYYYMMDD/HHMMSS.m4a
+/// <root>/.incoming/<kind>-YYYYMMDD-HHMMSS.<ext>.part   (being written)
+/// ```
+/// The temp area sits inside the root so the final move is a same-filesystem rename.
+public struct LibraryLayout: Sendable, Equatable {
+    public var root: String
+
+    public init(root: String) {
+        var trimmed = root
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        self.root = trimmed
+    }
+
+    public static let incomingFolderName = ".incoming"
+    public static let partSuffix = ".part"
+
+    public var incomingDirectory: String { root + "/" + Self.incomingFolderName }
+
+    public func kindDirectory(_ kind: MediaKind) -> String { root + "/" + kind.rawValue }
+
+    public func dateDirectory(_ kind: MediaKind, _ time: LocalTimestamp) -> String {
+        kindDirectory(kind) + "/" + time.dateStamp
+    }
+
+    /// The library path for a recording that started at `time`. `attempt` > 0 gives
+    /// `HHMMSS-1.mp4`, `HHMMSS-2.mp4`… for a second recording in the same second.
+    public func finalPath(_ kind: MediaKind, _ time: LocalTimestamp, attempt: Int = 0) -> String {
+        let suffix = attempt == 0 ? "" : "-\(attempt)"
+        return dateDirectory(kind, time) + "/" + time.timeStamp + suffix + "." + kind.fileExtension
+    }
+
+    /// The temp path a recording is written to until it is finished.
+    /// `serial` separates segments started in the same second.
+    public func incomingPath(_ kind: MediaKind, _ time: LocalTimestamp, serial: Int = 0) -> String {
+        let serialPart = serial == 0 ? "" : "~\(serial)"
+        return incomingDirectory + "/" + kind.rawValue + "-" + time.description + serialPart
+            + "." + kind.fileExtension + Self.partSuffix
+    }
+
+    /// Recovers kind and start time from a temp file's name, for salvage after a crash.
+    public static func parseIncomingName(_ name: String) -> (kind: MediaKind, time: LocalTimestamp)? {
+        guard name.hasSuffix(partSuffix) else { return nil }
+        let stem = name.dropLast(partSuffix.count)
+        guard let dash = stem.firstIndex(of: "-"),
+              let kind = MediaKind(rawValue: String(stem[..<dash])),
+              stem.hasSuffix("." + kind.fileExtension) else { return nil }
+        var timePart = stem[stem.index(after: dash)...].dropLast(kind.fileExtension.count + 1)
+        if let tilde = timePart.firstIndex(of: "~") { timePart = timePart[..<tilde] }
+        guard let time = LocalTimestamp(parsing: timePart) else { return nil }
+        return (kind, time)
+    }
+}

@@ -1,0 +1,178 @@
+/// A colour in BT.601 limited-range Y'CbCr, the space every supported pixel format uses.
+public struct YCbCr: Sendable, Equatable {
+    public var y: UInt8, cb: UInt8, cr: UInt8
+
+    public init(y: UInt8, cb: UInt8, cr: UInt8) { (self.y, self.cb, self.cr) = (y, cb, cr) }
+
+    /// Converts 8-bit RGB (BT.601, limited range).
+    public init(red r: Int, green g: Int, blue b: Int) {
+        func clamp(_ v: Int) -> UInt8 { UInt8(max(16, min(240, v))) }
+        y = clamp((66 * r + 129 * g + 25 * b + 128) / 256 + 16)
+        cb = clamp((-38 * r - 74 * g + 112 * b + 128) / 256 + 128)
+        cr = clamp((112 * r - 94 * g - 18 * b + 128) / 256 + 128)
+    }
+
+    public static let white = YCbCr(red: 235, green: 235, blue: 235)
+    public static let black = YCbCr(y: 16, cb: 128, cr: 128)
+}
+
+/// Draws the built-in camera's picture: colour bars, a box that moves one step per
+/// frame (so dropped or repeated frames are visible), and a burned-in date, time and
+/// frame number. Pure pixel arithmetic on a caller-owned buffer; the background is
+/// rendered once so a frame costs one copy plus the moving parts.
+public struct TestPatternRenderer: Sendable {
+    public let format: VideoFormat
+    private let background: [UInt8]
+    private let glyphScale: Int
+
+    public init(format: VideoFormat) {
+        self.format = format
+        // Big enough to read, small enough that "YYYY-MM-DD HH:MM:SS #NNNNNN" (27 glyphs) fits.
+        glyphScale = max(1, min(format.size.height / 120, (format.size.width - 8) / (27 * 6)))
+        var bars = [UInt8](repeating: 0, count: format.frameByteCount)
+        let colours: [YCbCr] = [
+            YCbCr(red: 191, green: 191, blue: 191), YCbCr(red: 191, green: 191, blue: 0),
+            YCbCr(red: 0, green: 191, blue: 191), YCbCr(red: 0, green: 191, blue: 0),
+            YCbCr(red: 191, green: 0, blue: 191), YCbCr(red: 191, green: 0, blue: 0),
+            YCbCr(red: 0, green: 0, blue: 191), YCbCr(red: 16, green: 16, blue: 16),
+        ]
+        let size = format.size
+        bars.withUnsafeMutableBytes { raw in
+            var canvas = YCbCrCanvas(base: raw.baseAddress!, format: format)
+            let barWidth = (size.width + colours.count - 1) / colours.count
+            for (index, colour) in colours.enumerated() {
+                canvas.fill(x: index * barWidth, y: 0, width: barWidth, height: size.height, colour)
+            }
+            // A dark band at the bottom keeps the burned-in text readable.
+            let band = 12 * max(1, size.height / 120)
+            canvas.fill(x: 0, y: size.height - band, width: size.width, height: band, .black)
+        }
+        background = bars
+    }
+
+    /// Renders frame number `sequence` into `buffer`.
+    /// - Parameters:
+    ///   - buffer: At least `format.frameByteCount` bytes.
+    ///   - sequence: The frame number; drives the moving box.
+    ///   - caption: Text burned in at the bottom left (date and time, as ASCII);
+    ///     the frame number follows it.
+    public func render(into buffer: UnsafeMutableRawBufferPointer, sequence: Int, caption: [UInt8]) {
+        let size = format.size
+        guard buffer.count >= background.count, let base = buffer.baseAddress else { return }
+        background.withUnsafeBytes { source in
+            base.copyMemory(from: source.baseAddress!, byteCount: source.count)
+        }
+        var canvas = YCbCrCanvas(base: base, format: format)
+        let box = max(8, size.height / 8) & ~1
+        let travel = max(1, size.width - box)
+        let step = max(2, size.width / 120) & ~1
+        var x = (sequence * step) % (2 * travel)
+        if x > travel { x = 2 * travel - x }
+        canvas.fill(x: x, y: size.height / 2 - box / 2, width: box, height: box, .white)
+
+        let scale = glyphScale
+        let textY = size.height - 10 * scale
+        var textX = 2 * scale
+        func draw(_ character: UInt8) {
+            guard textX + 5 * scale <= size.width else { return }
+            canvas.drawGlyph(character, x: textX, y: textY, scale: scale, colour: .white)
+            textX += 6 * scale
+        }
+        for character in caption { draw(character) }
+        draw(UInt8(ascii: " "))
+        draw(UInt8(ascii: "#"))
+        // The frame number, six digits, without building a string per frame.
+        var divisor = 100_000
+        while divisor > 0 {
+            draw(UInt8(ascii: "0") + UInt8((sequence / divisor) % 10))
+            divisor /= 10
+        }
+    }
+}
+
+/// Writes rectangles of one colour into any supported pixel layout.
+struct YCbCrCanvas {
+    let base: UnsafeMutableRawPointer
+    let format: VideoFormat
+
+    init(base: UnsafeMutableRawPointer, format: VideoFormat) {
+        self.base = base
+        self.format = format
+    }
+
+    /// Fills a rectangle, clipped to the frame. Chroma is written at the format's
+    /// subsampled resolution, so edges snap to even pixels.
+    mutating func fill(x: Int, y: Int, width: Int, height: Int, _ colour: YCbCr) {
+        let w = format.size.width, h = format.size.height
+        let x0 = max(0, x) & ~1, y0 = max(0, y)
+        let x1 = min(w, x + width), y1 = min(h, y + height)
+        guard x1 > x0, y1 > y0 else { return }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        switch format.pixelFormat {
+        case .yuyv, .uyvy:
+            let yuyv = format.pixelFormat == .yuyv
+            let pair: (UInt8, UInt8, UInt8, UInt8) = yuyv
+                ? (colour.y, colour.cb, colour.y, colour.cr) : (colour.cb, colour.y, colour.cr, colour.y)
+            for row in y0..<y1 {
+                var p = bytes + row * w * 2 + x0 * 2
+                var col = x0
+                while col + 1 < x1 + 1 && col < x1 {
+                    p[0] = pair.0; p[1] = pair.1; p[2] = pair.2; p[3] = pair.3
+                    p += 4
+                    col += 2
+                }
+            }
+        case .yuv420, .nv12:
+            for row in y0..<y1 {
+                (bytes + row * w + x0).update(repeating: colour.y, count: x1 - x0)
+            }
+            let cw = (w + 1) / 2, ch = (h + 1) / 2
+            let cx0 = x0 / 2, cx1 = (x1 + 1) / 2, cy0 = y0 / 2, cy1 = (y1 + 1) / 2
+            let chroma = bytes + w * h
+            for row in cy0..<min(cy1, ch) {
+                if format.pixelFormat == .yuv420 {
+                    (chroma + row * cw + cx0).update(repeating: colour.cb, count: cx1 - cx0)
+                    (chroma + cw * ch + row * cw + cx0).update(repeating: colour.cr, count: cx1 - cx0)
+                } else {
+                    var p = chroma + row * cw * 2 + cx0 * 2
+                    for _ in cx0..<cx1 { p[0] = colour.cb; p[1] = colour.cr; p += 2 }
+                }
+            }
+        }
+    }
+
+    /// Draws one 5×7 glyph from `TestPatternFont`, each dot a `scale`×`scale` block.
+    mutating func drawGlyph(_ character: UInt8, x: Int, y: Int, scale: Int, colour: YCbCr) {
+        guard let rows = TestPatternFont.rows(for: character) else { return }
+        for (rowIndex, bits) in rows.enumerated() {
+            for column in 0..<5 where bits & (0x10 >> UInt8(column)) != 0 {
+                fill(x: x + column * scale, y: y + rowIndex * scale, width: scale, height: scale, colour)
+            }
+        }
+    }
+}
+
+/// A 5×7 dot font for the burned-in clock — the same idea as the kernel's vivid
+/// driver, which carries its own font for its test patterns. The UI uses real fonts.
+enum TestPatternFont {
+    static func rows(for character: UInt8) -> [UInt8]? {
+        switch character {
+        case UInt8(ascii: "0"): [0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E]
+        case UInt8(ascii: "1"): [0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E]
+        case UInt8(ascii: "2"): [0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F]
+        case UInt8(ascii: "3"): [0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E]
+        case UInt8(ascii: "4"): [0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02]
+        case UInt8(ascii: "5"): [0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E]
+        case UInt8(ascii: "6"): [0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E]
+        case UInt8(ascii: "7"): [0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08]
+        case UInt8(ascii: "8"): [0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E]
+        case UInt8(ascii: "9"): [0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C]
+        case UInt8(ascii: ":"): [0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00]
+        case UInt8(ascii: "-"): [0x00, 0x00, 0x00, 0x1F, 0x00, 0x00, 0x00]
+        case UInt8(ascii: "."): [0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C]
+        case UInt8(ascii: "#"): [0x0A, 0x0A, 0x1F, 0x0A, 0x1F, 0x0A, 0x0A]
+        case UInt8(ascii: "/"): [0x01, 0x01, 0x02, 0x04, 0x08, 0x10, 0x10]
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import CAVCodec
+import CAVUtil
+import KioskCore
+
+/// Encodes single camera frames as JPEG stills with libavcodec's MJPEG encoder.
+/// Made once per source format and reused, so a snapshot costs one conversion and
+/// one encode.
+public final class JPEGEncoder {
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private var picture: UnsafeMutablePointer<AVFrame>
+    private var packet: UnsafeMutablePointer<AVPacket>
+    private let converter: PixelConverter
+    public let input: VideoFormat
+
+    /// - Parameters:
+    ///   - input: The camera frames' format.
+    ///   - quality: 1 (smallest) to 100 (best).
+    /// - Throws: `MediaError` if the MJPEG encoder is missing or refuses the size.
+    public init(input: VideoFormat, quality: Int) throws(MediaError) {
+        self.input = input
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG), let context = avcodec_alloc_context3(codec) else {
+            throw MediaError(.encoderNotFound, operation: "open JPEG encoder", detail: "this FFmpeg build has no MJPEG encoder")
+        }
+        self.context = context
+        context.pointee.width = Int32(input.size.width)
+        context.pointee.height = Int32(input.size.height)
+        // Full-range 4:2:0, which every JPEG viewer expects.
+        context.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
+        context.pointee.time_base = AVRational(num: 1, den: Int32(max(input.framesPerSecond, 1)))
+        context.pointee.flags |= kc_av_codec_flag_qscale()
+        // MJPEG's quantiser runs 2 (best) … 31 (worst).
+        let qscale = 2 + (100 - min(max(quality, 1), 100)) * 29 / 99
+        context.pointee.global_quality = Int32(qscale) * kc_ff_qp2lambda()
+        context.pointee.qmin = Int32(qscale)
+        context.pointee.qmax = Int32(qscale)
+        func release() {
+            var doomed: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&doomed)
+        }
+        let opened = avcodec_open2(context, codec, nil)
+        if opened < 0 {
+            release()
+            try check(opened, .encoderRejectedSettings, "open JPEG encoder for \(input.size)")
+        }
+        do {
+            picture = try allocateVideoFrame(size: input.size, format: AV_PIX_FMT_YUVJ420P)
+            converter = try PixelConverter(source: input, destinationSize: input.size, destinationFormat: AV_PIX_FMT_YUVJ420P)
+        } catch {
+            release()
+            throw error
+        }
+        guard let packet = av_packet_alloc() else {
+            release()
+            throw MediaError(.encoderRejectedSettings, operation: "open JPEG encoder", detail: "out of memory")
+        }
+        self.packet = packet
+    }
+
+    deinit {
+        var doomedContext: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&doomedContext)
+        var doomedFrame: UnsafeMutablePointer<AVFrame>? = picture
+        av_frame_free(&doomedFrame)
+        var doomedPacket: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&doomedPacket)
+    }
+
+    /// Encodes one tightly packed frame.
+    /// - Returns: The JPEG file's bytes.
+    /// - Throws: `MediaError` if the frame is short or the encoder fails.
+    public func encode(_ pixels: UnsafeRawBufferPointer) throws(MediaError) -> [UInt8] {
+        guard let base = pixels.baseAddress, pixels.count >= input.frameByteCount else {
+            throw MediaError(.invalidInput, operation: "encode JPEG", detail: "frame has \(pixels.count) bytes, \(input) needs \(input.frameByteCount)")
+        }
+        try check(av_frame_make_writable(picture), .encoderRejectedSettings, "prepare JPEG frame")
+        converter.convert(base, into: picture)
+        picture.pointee.pts = 0
+        picture.pointee.quality = context.pointee.global_quality
+        try check(avcodec_send_frame(context, picture), .encoderRejectedSettings, "encode JPEG")
+        try check(avcodec_receive_packet(context, packet), .encoderRejectedSettings, "encode JPEG")
+        defer { av_packet_unref(packet) }
+        return Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+    }
+}

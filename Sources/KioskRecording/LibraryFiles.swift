@@ -1,0 +1,102 @@
+import Glibc
+import KioskCore
+
+/// The library's file operations: folders, the atomic no-clobber move into place,
+/// and the directory syncs that make a finished recording survive a power cut.
+public struct LibraryFiles: Sendable {
+    public let layout: LibraryLayout
+
+    public init(layout: LibraryLayout) { self.layout = layout }
+
+    /// Creates the media root and temp area, failing with a message that names the fix.
+    /// - Throws: `RecorderError.library` when the root cannot be created or written.
+    public func prepare() throws(RecorderError) {
+        try makeDirectories(layout.incomingDirectory)
+        guard access(layout.incomingDirectory, W_OK) == 0 else {
+            throw RecorderError(.library, "the media root \(layout.root) is not writable (\(String(cString: strerror(errno)))); "
+                                + "choose another with --root or storage.media_root, or fix its permissions")
+        }
+    }
+
+    /// `mkdir -p`.
+    public func makeDirectories(_ path: String) throws(RecorderError) {
+        var built = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            built += "/" + component
+            if mkdir(built, 0o755) != 0 && errno != EEXIST {
+                let reason = String(cString: strerror(errno))
+                throw RecorderError(.library, "cannot create \(built): \(reason); choose another media root with --root or storage.media_root")
+            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw RecorderError(.library, "\(path) exists but is not a folder")
+        }
+    }
+
+    /// Moves a finished temp file to its library name without ever replacing an
+    /// existing recording: `HHMMSS.mp4`, else `HHMMSS-1.mp4`, …
+    /// - Returns: The final path.
+    public func moveIntoLibrary(_ tempPath: String, kind: MediaKind, time: LocalTimestamp) throws(RecorderError) -> String {
+        let directory = layout.dateDirectory(kind, time)
+        try makeDirectories(directory)
+        for attempt in 0..<1000 {
+            let target = layout.finalPath(kind, time, attempt: attempt)
+            // link() fails with EEXIST instead of replacing: an atomic no-clobber move.
+            if link(tempPath, target) == 0 {
+                unlink(tempPath)
+                syncDirectory(directory)
+                syncDirectory(layout.incomingDirectory)
+                return target
+            }
+            switch errno {
+            case EEXIST:
+                continue
+            case EPERM, ENOTSUP, EOPNOTSUPP:
+                // File systems without hard links (vfat/exFAT): rename after a check.
+                var info = stat()
+                if stat(target, &info) == 0 { continue }
+                if rename(tempPath, target) == 0 {
+                    syncDirectory(directory)
+                    return target
+                }
+                fallthrough
+            default:
+                let reason = String(cString: strerror(errno))
+                throw RecorderError(errno == ENOSPC ? .diskFull : .library, "cannot move \(tempPath) to \(target): \(reason)")
+            }
+        }
+        throw RecorderError(.library, "too many recordings named \(time.timeStamp) in \(directory)")
+    }
+
+    /// Writes `bytes` to a new library file via the temp area (for stills).
+    public func writeFile(_ bytes: [UInt8], kind: MediaKind, time: LocalTimestamp) throws(RecorderError) -> String {
+        try prepare()
+        var serial = 0
+        var temp = layout.incomingPath(kind, time)
+        var fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        while fd < 0 && errno == EEXIST && serial < 100 {
+            serial += 1
+            temp = layout.incomingPath(kind, time, serial: serial)
+            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        }
+        guard fd >= 0 else { throw RecorderError(.library, "cannot create \(temp): \(String(cString: strerror(errno)))") }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let writeErrno = errno
+        let synced = fdatasync(fd) == 0
+        close(fd)
+        guard written == bytes.count, synced else {
+            unlink(temp)
+            throw RecorderError(writeErrno == ENOSPC ? .diskFull : .library,
+                                "cannot write \(temp): \(String(cString: strerror(writeErrno)))")
+        }
+        return try moveIntoLibrary(temp, kind: kind, time: time)
+    }
+
+    private func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import KioskCore
+
+/// The built-in camera: a moving test pattern with a burned-in date, time and frame
+/// number, delivered in a real camera pixel format and paced in real time. It is what
+/// `kioskcam` records when no camera is present.
+public final class TestPatternCamera: VideoSource, @unchecked Sendable {
+    public let format: VideoFormat
+    public var name: String { "test pattern" }
+    private let renderer: TestPatternRenderer
+    private let pool: BufferPool
+    private let clock: SystemClock
+    private let thread = SourceThread()
+
+    /// - Parameter bufferCount: Frames that may be in flight at once (queue + encoder).
+    public init(format: VideoFormat, bufferCount: Int = 12) {
+        self.format = format
+        renderer = TestPatternRenderer(format: format)
+        pool = BufferPool(bufferCapacity: format.frameByteCount, count: bufferCount)
+        clock = SystemClock()
+    }
+
+    public func start(into sink: CaptureSink) {
+        let pacer = Pacer(start: clock.now(), periodNanoseconds: format.frameDurationNanoseconds)
+        thread.start(name: "kioskcam.camera.test") { [self] thread in
+            var sequence = 0
+            var captionSecond = -1.0
+            var caption: [UInt8] = []
+            caption.reserveCapacity(32)
+            while !thread.shouldStop {
+                SystemClock.sleep(until: pacer.deadline(sequence))
+                let timestamp = clock.now()
+                let now = Date()
+                let second = now.timeIntervalSince1970.rounded(.down)
+                if second != captionSecond {
+                    captionSecond = second
+                    caption = Array(Self.caption(for: now).utf8)
+                }
+                if let buffer = pool.take() {
+                    renderer.render(into: buffer.mutableBytes, sequence: sequence, caption: caption)
+                    buffer.byteCount = format.frameByteCount
+                    sink.deliver(VideoFrame(buffer: buffer, format: format, timestamp: timestamp, sequence: sequence))
+                }
+                sequence += 1
+                // After a long stall, skip the missed slots instead of bursting to catch up.
+                if clock.now().nanoseconds(since: pacer.deadline(sequence)) > 10 * format.frameDurationNanoseconds {
+                    sequence = Int(clock.now().nanoseconds(since: pacer.start) / format.frameDurationNanoseconds) + 1
+                }
+            }
+            sink.sourceEnded(name, .stopped)
+        }
+    }
+
+    public func stop() { thread.stop() }
+
+    /// "2026-11-22 00:15:03" in local time.
+    static func caption(for date: Date) -> String {
+        let t = LocalTimestamp(date)
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(t.year)-\(two(t.month))-\(two(t.day)) \(two(t.hour)):\(two(t.minute)):\(two(t.second))"
+    }
+
+    /// Renders one frame without starting the thread (for `kioskcam snapshot` and tests).
+    public func renderStill(sequence: Int = 0, date: Date = Date()) -> MediaBuffer {
+        let buffer = MediaBuffer(capacity: format.frameByteCount)
+        renderer.render(into: buffer.mutableBytes, sequence: sequence, caption: Array(Self.caption(for: date).utf8))
+        buffer.byteCount = format.frameByteCount
+        return buffer
+    }
+}

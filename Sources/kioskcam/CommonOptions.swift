@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import KioskCore
+import Logging
+
+/// Options every subcommand shares.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Configuration file.", valueName: "file"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp("Media library root (overrides storage.media_root).", valueName: "dir"))
+    var root: String?
+
+    @Flag(name: .shortAndLong, help: "Log debug detail, including FFmpeg's own messages.")
+    var verbose = false
+
+    /// Loads the configuration: the file (if any), then `--root`.
+    /// - Throws: `CLIError` naming the file, line, key and what is allowed.
+    func loadConfiguration() throws -> Configuration {
+        var configuration: Configuration
+        let path = config ?? Configuration.defaultPath
+        if FileManager.default.fileExists(atPath: path) {
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+                throw CLIError("cannot read the configuration file \(path): check its permissions and that it is UTF-8 text")
+            }
+            do {
+                configuration = try Configuration(toml: text, file: path)
+            } catch {
+                throw CLIError(error.description, exitCode: 78)
+            }
+        } else if config != nil {
+            throw CLIError("the configuration file \(path) does not exist; give an existing file with --config, or leave it out to use the defaults", exitCode: 78)
+        } else {
+            configuration = Configuration()
+        }
+        if let root {
+            let absolute = root.hasPrefix("/") ? root : FileManager.default.currentDirectoryPath + "/" + root
+            try configuration.override("storage.media_root", .string(absolute), origin: "--root")
+        }
+        return configuration
+    }
+
+    func makeLogger(_ configuration: Configuration, label: String = "kioskcam") -> Logger {
+        let level: Logger.Level = verbose ? .debug : Logger.Level(rawValue: configuration.logging.level.rawValue) ?? .info
+        LoggingSystem.bootstrapOnce(level: level)
+        var logger = Logger(label: label)
+        logger.logLevel = level
+        return logger
+    }
+}
+
+extension Configuration {
+    /// `set` with errors turned into the CLI's usage error.
+    mutating func override(_ key: String, _ value: TOMLValue, origin: String) throws {
+        do {
+            try set(key, value, origin: origin)
+        } catch {
+            throw CLIError("\(origin): \(error.message)", exitCode: 64)
+        }
+    }
+}
+
+/// A failure to show the user as one clear line, with an exit status.
+struct CLIError: Error, CustomStringConvertible {
+    var message: String
+    var exitCode: Int32
+
+    init(_ message: String, exitCode: Int32 = 1) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+
+    var description: String { message }
+}
+
+extension LoggingSystem {
+    private static let bootstrapped = BootstrapFlag()
+
+    /// Sends logs to stderr, once per process.
+    static func bootstrapOnce(level: Logger.Level) {
+        guard bootstrapped.claim() else { return }
+        bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}
+
+final class BootstrapFlag: @unchecked Sendable {
+    private let lock = Lock()
+    private var claimed = false
+
+    func claim() -> Bool { lock.withLock { defer { claimed = true }; return !claimed } }
+}
+
+/// Runs `body`, printing a `CLIError` (or any error) as one line and exiting with its status.
+func runReportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as CLIError {
+        FileHandle.standardError.write(Data("kioskcam: error: \(error.message)\n".utf8))
+        throw ExitCode(error.exitCode)
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        FileHandle.standardError.write(Data("kioskcam: error: \(error)\n".utf8))
+        throw ExitCode(1)
+    }
+}

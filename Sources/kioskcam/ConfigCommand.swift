@@ -1,0 +1,32 @@
+import ArgumentParser
+import KioskCore
+
+/// `kioskcam config check`: validate a configuration file before installing it.
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Check a configuration file and show the settings in effect.",
+        subcommands: [Check.self]
+    )
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Validate the configuration and print the values in effect.")
+
+        @OptionGroup var common: CommonOptions
+
+        func run() throws {
+            try runReportingErrors {
+                let c = try common.loadConfiguration()
+                print("""
+                storage.media_root = \(c.storage.mediaRoot)
+                storage.segment_seconds = \(c.storage.segmentSeconds)
+                storage.segment_max_bytes = \(c.storage.segmentMaxBytes.map(String.init) ?? "no limit")
+                camera.source = \(c.camera.source)  size = \(c.camera.size)  fps = \(c.camera.framesPerSecond)  pixel_format = \(c.camera.pixelFormat.rawValue)
+                microphone.source = \(c.microphone.source)  \(c.microphone.sampleRate) Hz  \(c.microphone.channels) ch
+                encoder.video_codec = \(c.encoder.videoCodec)  preset = \(c.encoder.preset)  video bitrate = \(c.effectiveVideoBitrate / 1000) kbit/s  keyframe every \(c.encoder.keyframeInterval) frames
+                configuration OK
+                """)
+            }
+        }
+    }
+}

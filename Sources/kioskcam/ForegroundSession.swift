@@ -1,0 +1,180 @@
+import Foundation
+import KioskCore
+import KioskRecording
+import KioskSources
+import Logging
+
+/// One foreground run of the pipeline (for `record` and `snapshot`): salvage, open
+/// sources, record until told to stop, finish cleanly.
+struct ForegroundSession {
+    let configuration: Configuration
+    let audioOnly: Bool
+    let realtime: Bool
+    let logger: Logger
+    private let camera: VideoSource?
+    private let microphone: AudioSource?
+    private let fileReplay: Bool
+
+    init(configuration: Configuration, audioOnly: Bool, realtime: Bool, logger: Logger, needsMicrophone: Bool = true) throws {
+        self.configuration = configuration
+        self.audioOnly = audioOnly
+        self.realtime = realtime
+        self.logger = logger
+        camera = audioOnly ? nil : try SourceFactory.camera(configuration, realtime: realtime, logger: logger)
+        microphone = needsMicrophone ? try SourceFactory.microphone(configuration, realtime: realtime, logger: logger) : nil
+        fileReplay = (camera is RawFileCamera || microphone is WAVFileMicrophone) && !realtime
+    }
+
+    private func makeRecorder(_ log: SessionLog) -> Recorder {
+        let settings = SourceFactory.recorderSettings(configuration, video: camera?.format, audio: microphone?.format)
+        return Recorder(settings: settings, clock: SystemClock(), logger: logger,
+                        overflow: fileReplay ? .block : .dropOldest, onEvent: { log.record($0) })
+    }
+
+    /// Salvages leftovers from a crash; reports what it found.
+    private func salvageLeftovers() throws {
+        let files = LibraryFiles(layout: LibraryLayout(root: configuration.storage.mediaRoot))
+        do {
+            try files.prepare()
+        } catch {
+            throw CLIError(error.description)
+        }
+        for (file, outcome) in IncomingSalvage(files: files, logger: logger).salvageAll() {
+            if case .recovered(let path, let seconds) = outcome {
+                logger.notice("recovered \(String(format: "%.1f", seconds)) s from \(file) into \(path)")
+            }
+        }
+    }
+
+    /// Records until `limit` seconds, a source's end, or a signal.
+    /// - Returns: The library paths written.
+    func record(limit: Double?, showProgress: Bool) throws -> [String] {
+        try salvageLeftovers()
+        let log = SessionLog()
+        let recorder = makeRecorder(log)
+        let stopSignal = StopSignal()
+        try startSources(into: recorder)
+        defer { stopSources() }
+        do {
+            try recorder.start()
+        } catch {
+            recorder.shutdown()
+            throw CLIError(error.description)
+        }
+        let progress = ProgressLine(enabled: showProgress)
+        let started = Date()
+        var stopReason = "done"
+        while true {
+            Thread.sleep(forTimeInterval: 0.1)
+            let status = recorder.status
+            progress.show(status)
+            if status.state == .idle { stopReason = "the recording ended"; break }
+            if let name = stopSignal.signalName { stopReason = "\(name) received"; break }
+            if let limit, Date().timeIntervalSince(started) >= limit + startupAllowance(status) { stopReason = "duration reached"; break }
+            if let (source, end) = log.sourceEnd {
+                if case .failed(let message) = end { logger.error("\(source) failed: \(message)") }
+                stopReason = "\(source) ended"
+                break
+            }
+        }
+        logger.info("stopping: \(stopReason)")
+        let replayEnded = fileReplay && log.sourceEnd != nil
+        try? recorder.stop(replayEnded ? .afterQueuedInput : .now)
+        if recorder.waitUntilIdle(timeout: 60) != .idle {
+            logger.error("the recording did not finish within 60 s")
+        }
+        progress.finish(recorder.status)
+        recorder.shutdown()
+        let failures = log.failureMessages
+        if let failure = failures.first {
+            let kept = log.finishedFiles
+            let keptNote = kept.isEmpty ? "" : " (kept what was written: \(kept.joined(separator: ", ")))"
+            throw CLIError(failure + keptNote)
+        }
+        return log.finishedFiles
+    }
+
+    /// Time-limited recordings count from the first frame, not from process start.
+    private func startupAllowance(_ status: RecorderStatus) -> Double {
+        status.state == .starting ? .infinity : 0
+    }
+
+    /// Takes one still from the camera.
+    func snapshot() throws -> String {
+        let log = SessionLog()
+        let recorder = makeRecorder(log)
+        let result = ResultBox()
+        recorder.snapshot { result.set($0) }
+        try startSources(into: recorder)
+        defer {
+            stopSources()
+            recorder.shutdown()
+        }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while Date() < deadline {
+            if let outcome = result.value {
+                switch outcome {
+                case .success(let path): return path
+                case .failure(let error): throw CLIError(error.description)
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw CLIError("no frame arrived from the camera within 10 s; check the camera (kioskcam probe) and try again")
+    }
+
+    private func startSources(into recorder: Recorder) throws {
+        do {
+            try camera?.start(into: recorder)
+            try microphone?.start(into: recorder)
+        } catch {
+            stopSources()
+            throw CLIError("\(error)")
+        }
+    }
+
+    private func stopSources() {
+        camera?.stop()
+        microphone?.stop()
+    }
+}
+
+final class ResultBox: @unchecked Sendable {
+    private let lock = Lock()
+    private var stored: Result<String, RecorderError>?
+    func set(_ value: Result<String, RecorderError>) { lock.withLock { stored = value } }
+    var value: Result<String, RecorderError>? { lock.withLock { stored } }
+}
+
+/// The live line while recording: time, size, drops.
+final class ProgressLine {
+    private let enabled: Bool
+    private let isTerminal = isatty(STDERR_FILENO) != 0
+    private var lastPrinted = Date.distantPast
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func show(_ status: RecorderStatus) {
+        guard enabled else { return }
+        let interval = isTerminal ? 0.25 : 5
+        guard Date().timeIntervalSince(lastPrinted) >= interval else { return }
+        lastPrinted = Date()
+        let line = Self.format(status)
+        FileHandle.standardError.write(Data((isTerminal ? "\r\u{1B}[K" + line : line + "\n").utf8))
+    }
+
+    func finish(_ status: RecorderStatus) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data(((isTerminal ? "\r\u{1B}[K" : "") + Self.format(status) + "\n").utf8))
+    }
+
+    static func format(_ status: RecorderStatus) -> String {
+        let seconds = status.secondsWritten
+        let time = String(format: "%02d:%04.1f", Int(seconds) / 60, seconds.truncatingRemainder(dividingBy: 60))
+        let size = String(format: "%.2f MB", Double(status.bytesWritten) / 1_000_000)
+        var line = "\(status.state == .recording ? "● REC" : status.state.rawValue)  \(time)  \(size)  segment \(status.segmentIndex)"
+        line += "  dropped \(status.droppedVideoFrames) frames"
+        if status.droppedAudioChunks > 0 { line += ", \(status.droppedAudioChunks) audio chunks" }
+        return line
+    }
+}

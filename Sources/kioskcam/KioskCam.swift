@@ -1,0 +1,24 @@
+import ArgumentParser
+import KioskCore
+import KioskMedia
+
+/// `kioskcam`: the camera appliance's one binary. This file and its siblings hold
+/// only the command line and the wiring; the work is done in the library modules.
+@main
+struct KioskCam: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "kioskcam",
+        abstract: "Camera appliance: records H.264/AAC MP4s from a camera and microphone into a dated media library.",
+        discussion: """
+        With no camera or microphone present, kioskcam uses its built-in test-pattern camera \
+        and tone microphone, and says so.
+
+        Settings come from /etc/kioskcam/kioskcam.toml (or --config FILE); every setting has \
+        a default, so no file is needed. Command-line options override the file.
+        """,
+        version: "kioskcam \(version) (\(MediaCapabilities.libraryVersions))",
+        subcommands: [Record.self, Snapshot.self, Salvage.self, ConfigCommand.self]
+    )
+}

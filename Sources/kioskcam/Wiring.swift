@@ -1,0 +1,114 @@
+import Foundation
+import Glibc
+import KioskCore
+import KioskMedia
+import KioskRecording
+import KioskSources
+import Logging
+
+/// Builds the capture sources the configuration names, and says which were chosen.
+enum SourceFactory {
+    static func camera(_ configuration: Configuration, realtime: Bool, logger: Logger) throws -> VideoSource {
+        let camera = configuration.camera
+        let format = VideoFormat(size: camera.size, pixelFormat: camera.pixelFormat, framesPerSecond: camera.framesPerSecond)
+        switch camera.source {
+        case .testPattern:
+            logger.notice("camera: built-in test pattern, \(format) (no camera device configured)")
+            return TestPatternCamera(format: format)
+        case .rawFile(let path):
+            logger.info("camera: raw frames from \(path), \(format), \(realtime ? "real time" : "as fast as possible")")
+            do {
+                return try RawFileCamera(path: path, format: format, realtime: realtime)
+            } catch {
+                throw CLIError(error.description)
+            }
+        }
+    }
+
+    static func microphone(_ configuration: Configuration, realtime: Bool, logger: Logger) throws -> AudioSource? {
+        let mic = configuration.microphone
+        let format = AudioFormat(sampleRate: mic.sampleRate, channels: mic.channels)
+        switch mic.source {
+        case .none:
+            logger.info("microphone: none (recording without sound)")
+            return nil
+        case .tone:
+            logger.notice("microphone: built-in tone, \(Int(mic.toneFrequency)) Hz, \(format) (no microphone device configured)")
+            return ToneMicrophone(format: format, frequency: mic.toneFrequency)
+        case .silence:
+            logger.notice("microphone: built-in silence, \(format) (no microphone device configured)")
+            return ToneMicrophone(format: format, frequency: nil)
+        case .wavFile(let path):
+            do {
+                let source = try WAVFileMicrophone(path: path, realtime: realtime)
+                logger.info("microphone: \(path), \(source.format)")
+                return source
+            } catch {
+                throw CLIError(error.description)
+            }
+        }
+    }
+
+    static func recorderSettings(_ configuration: Configuration, video: VideoFormat?, audio: AudioFormat?) -> RecorderSettings {
+        let encoder = configuration.encoder
+        return RecorderSettings(
+            layout: LibraryLayout(root: configuration.storage.mediaRoot),
+            video: video.map {
+                VideoTrackSettings(input: $0, codecName: encoder.videoCodec, bitrate: encoder.videoBitrate,
+                                   keyframeInterval: encoder.keyframeInterval, preset: encoder.preset, threads: encoder.threads)
+            },
+            audio: audio.map { AudioTrackSettings(input: $0, bitrate: encoder.audioBitrate) },
+            segmentPolicy: configuration.segmentPolicy,
+            syncInterval: configuration.storage.syncIntervalSeconds,
+            jpegQuality: configuration.snapshot.jpegQuality,
+            metadata: ["encoder": "kioskcam \(KioskCam.version)"]
+        )
+    }
+}
+
+/// Collects what the recorder reports, for the foreground commands' main loop.
+final class SessionLog: @unchecked Sendable {
+    private let lock = Lock()
+    private var files: [String] = []
+    private var failures: [String] = []
+    private var endedSources: [(String, SourceEnd)] = []
+
+    func record(_ event: RecorderEvent) {
+        lock.withLock {
+            switch event {
+            case .fileFinished(let path, _, _): files.append(path)
+            case .failed(let error): failures.append(error.description)
+            case .sourceEnded(let source, let end): endedSources.append((source, end))
+            case .stateChanged, .snapshotSaved: break
+            }
+        }
+    }
+
+    var finishedFiles: [String] { lock.withLock { files } }
+    var failureMessages: [String] { lock.withLock { failures } }
+    /// A source that ran out (file) or broke, if any.
+    var sourceEnd: (String, SourceEnd)? {
+        lock.withLock { endedSources.first { $0.1 != .stopped } }
+    }
+}
+
+/// SIGINT/SIGTERM as a flag the main loop polls, so Ctrl-C finishes the file.
+final class StopSignal: @unchecked Sendable {
+    private let lock = Lock()
+    private var raised: Int32?
+    private var sources: [DispatchSourceSignal] = []
+
+    init() {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [weak self] in self?.lock.withLock { self?.raised = number } }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    var signalName: String? {
+        lock.withLock { raised.map { $0 == SIGINT ? "SIGINT" : "SIGTERM" } }
+    }
+}
