@@ -53,13 +53,17 @@ let package = Package(
             ]
         ),
 
+        /// ffprobe, temp folders and the built binary, shared by the test targets.
+        .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
-        .testTarget(name: "KioskMediaTests", dependencies: ["KioskMedia", "KioskCore"]),
+        .testTarget(name: "KioskMediaTests", dependencies: ["KioskMedia", "KioskCore", "KioskTestSupport"]),
         .testTarget(
             name: "KioskRecordingTests",
-            dependencies: ["KioskRecording", "KioskSources", "KioskMedia", "KioskCore"]
+            dependencies: ["KioskRecording", "KioskSources", "KioskMedia", "KioskCore", "KioskTestSupport",
+                           .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "kioskcamTests", dependencies: ["KioskCore"]),
+        /// End-to-end: runs the built `kioskcam` binary (swift test builds it first).
+        .testTarget(name: "kioskcamTests", dependencies: ["KioskCore", "KioskTestSupport", "kioskcam"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,7 +8,9 @@ import Foundation
 /// items in timestamp order across both lanes.
 ///
 /// A file replayed as fast as possible has no real time to keep up with; for it the
-/// queue applies back-pressure (`.block`) instead, so nothing is dropped.
+/// queue applies back-pressure (`.block`) instead, so nothing is dropped, and merges
+/// strictly by time: an item is handed out only once the other lane has a later one
+/// (or has finished), so a fast audio file cannot run ahead of the video.
 public final class CaptureQueue: @unchecked Sendable {
     public enum OverflowPolicy: Sendable {
         /// Live capture: drop the oldest item and count it.
@@ -29,13 +31,34 @@ public final class CaptureQueue: @unchecked Sendable {
     private var audio: RingBuffer<AudioChunk>
     private var counters = Counters()
     private var closed = false
+    /// A lane whose source has delivered its last item (or that has no source).
+    private var videoFinished: Bool
+    private var audioFinished: Bool
     public let overflow: OverflowPolicy
 
-    public init(videoCapacity: Int, audioCapacity: Int, overflow: OverflowPolicy = .dropOldest) {
+    /// - Parameters:
+    ///   - expectsVideo: Whether a video source feeds this queue (strict merging waits for it).
+    ///   - expectsAudio: Whether an audio source feeds this queue.
+    public init(videoCapacity: Int, audioCapacity: Int, overflow: OverflowPolicy = .dropOldest,
+                expectsVideo: Bool = true, expectsAudio: Bool = true) {
         video = RingBuffer(capacity: videoCapacity)
         audio = RingBuffer(capacity: audioCapacity)
         self.overflow = overflow
+        videoFinished = !expectsVideo
+        audioFinished = !expectsAudio
     }
+
+    /// The video source delivered its last frame.
+    public func finishVideo() { lock.withLock { videoFinished = true; lock.broadcast() } }
+
+    /// The audio source delivered its last chunk.
+    public func finishAudio() { lock.withLock { audioFinished = true; lock.broadcast() } }
+
+    /// Whether the video source has finished and every frame has been taken.
+    public var isVideoDone: Bool { lock.withLock { videoFinished && video.isEmpty } }
+
+    /// Whether the audio source has finished and every chunk has been taken.
+    public var isAudioDone: Bool { lock.withLock { audioFinished && audio.isEmpty } }
 
     public func push(_ frame: VideoFrame) {
         lock.withLock {
@@ -69,15 +92,22 @@ public final class CaptureQueue: @unchecked Sendable {
     public func pop(timeout: Double) -> CaptureItem? {
         let deadline = Date(timeIntervalSinceNow: timeout)
         return lock.withLock {
-            while video.isEmpty && audio.isEmpty {
-                if closed || !lock.wait(until: deadline) { return nil }
+            while !canPop {
+                if closed || !lock.wait(until: deadline) { return closed ? popEarliest() : nil }
             }
             return popEarliest()
         }
     }
 
     /// The earliest queued item, or nil without waiting.
-    public func tryPop() -> CaptureItem? { lock.withLock { popEarliest() } }
+    public func tryPop() -> CaptureItem? { lock.withLock { canPop ? popEarliest() : nil } }
+
+    /// Live: anything queued. Replay (`.block`): only once the order across lanes is known.
+    private var canPop: Bool {
+        if video.isEmpty && audio.isEmpty { return false }
+        guard overflow == .block else { return true }
+        return (!video.isEmpty || videoFinished) && (!audio.isEmpty || audioFinished)
+    }
 
     private func popEarliest() -> CaptureItem? {
         // Producers may be waiting for room (`.block`).

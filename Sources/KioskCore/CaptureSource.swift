@@ -14,7 +14,10 @@ public enum SourceEnd: Sendable, Equatable {
 public protocol CaptureSink: AnyObject, Sendable {
     func deliver(_ frame: VideoFrame)
     func deliver(_ chunk: AudioChunk)
-    func sourceEnded(_ name: String, _ end: SourceEnd)
+    /// The camera delivered its last frame (called after its last `deliver`).
+    func videoSourceEnded(_ name: String, _ end: SourceEnd)
+    /// The microphone delivered its last chunk.
+    func audioSourceEnded(_ name: String, _ end: SourceEnd)
 }
 
 /// A camera: the test pattern, a raw file, or (later) a V4L2 device.

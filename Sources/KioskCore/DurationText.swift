@@ -6,14 +6,20 @@ public func parseDuration(_ text: String) -> Double? {
     let units: [(String, Double)] = [("ms", 0.001), ("h", 3600), ("m", 60), ("s", 1)]
     var rest = Substring(text.trimmingCharacters(in: .whitespaces).lowercased())
     guard !rest.isEmpty else { return nil }
-    if let bare = Double(rest) { return bare >= 0 && bare.isFinite ? bare : nil }
+    // Only plain decimal digits: Double("0x10") would read hex, Double("1e3") exponents.
+    if rest.allSatisfy({ $0.isASCIIDigit || $0 == "." }) {
+        guard let bare = Double(rest), bare.isFinite else { return nil }
+        return bare
+    }
     var total = 0.0
+    var usedUnits: Set<String> = []
     while !rest.isEmpty {
-        let number = rest.prefix { $0.isNumber || $0 == "." }
+        let number = rest.prefix { $0.isASCIIDigit || $0 == "." }
         guard !number.isEmpty, let value = Double(number) else { return nil }
         rest = rest.dropFirst(number.count)
         guard let (unit, scale) = units.first(where: { rest.hasPrefix($0.0) }) else { return nil }
         rest = rest.dropFirst(unit.count)
+        guard usedUnits.insert(unit).inserted else { return nil }  // "1h1h" is a typo, not 2 h
         total += value * scale
     }
     return total

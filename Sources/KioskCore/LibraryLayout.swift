@@ -50,7 +50,17 @@ public struct LocalTimestamp: Hashable, Comparable, Sendable, CustomStringConver
               let d = Int(parts[0]), let t = Int(parts[1]) else { return nil }
         self.init(year: d / 10000, month: d / 100 % 100, day: d % 100,
                   hour: t / 10000, minute: t / 100 % 100, second: t % 100)
-        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        guard (1...12).contains(month), (1...Self.daysIn(month: month, year: year)).contains(day),
+              hour < 24, minute < 60, second < 61 else { return nil }
+    }
+
+    /// Days in a month of the proleptic Gregorian calendar.
+    public static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 }
 
@@ -84,9 +94,12 @@ public struct LibraryLayout: Sendable, Equatable {
     public static let incomingFolderName = ".incoming"
     public static let partSuffix = ".part"
 
-    public var incomingDirectory: String { root + "/" + Self.incomingFolderName }
+    /// The root with exactly one trailing slash, so "/" does not give "//video".
+    private var prefix: String { root.hasSuffix("/") ? root : root + "/" }
 
-    public func kindDirectory(_ kind: MediaKind) -> String { root + "/" + kind.rawValue }
+    public var incomingDirectory: String { prefix + Self.incomingFolderName }
+
+    public func kindDirectory(_ kind: MediaKind) -> String { prefix + kind.rawValue }
 
     public func dateDirectory(_ kind: MediaKind, _ time: LocalTimestamp) -> String {
         kindDirectory(kind) + "/" + time.dateStamp
@@ -115,7 +128,11 @@ public struct LibraryLayout: Sendable, Equatable {
               let kind = MediaKind(rawValue: String(stem[..<dash])),
               stem.hasSuffix("." + kind.fileExtension) else { return nil }
         var timePart = stem[stem.index(after: dash)...].dropLast(kind.fileExtension.count + 1)
-        if let tilde = timePart.firstIndex(of: "~") { timePart = timePart[..<tilde] }
+        if let tilde = timePart.firstIndex(of: "~") {
+            let serial = timePart[timePart.index(after: tilde)...]
+            guard !serial.isEmpty, serial.allSatisfy(\.isASCIIDigit) else { return nil }
+            timePart = timePart[..<tilde]
+        }
         guard let time = LocalTimestamp(parsing: timePart) else { return nil }
         return (kind, time)
     }

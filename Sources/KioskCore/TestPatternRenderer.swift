@@ -7,12 +7,15 @@ public struct YCbCr: Sendable, Equatable {
     /// Converts 8-bit RGB (BT.601, limited range).
     public init(red r: Int, green g: Int, blue b: Int) {
         func clamp(_ v: Int) -> UInt8 { UInt8(max(16, min(240, v))) }
-        y = clamp((66 * r + 129 * g + 25 * b + 128) / 256 + 16)
-        cb = clamp((-38 * r - 74 * g + 112 * b + 128) / 256 + 128)
-        cr = clamp((112 * r - 94 * g - 18 * b + 128) / 256 + 128)
+        // `>> 8` floors (as the BT.601 integer formula intends); `/ 256` would round
+        // negative chroma terms toward zero.
+        y = clamp((66 * r + 129 * g + 25 * b + 128) >> 8 + 16)
+        cb = clamp((-38 * r - 74 * g + 112 * b + 128) >> 8 + 128)
+        cr = clamp((112 * r - 94 * g - 18 * b + 128) >> 8 + 128)
     }
 
-    public static let white = YCbCr(red: 235, green: 235, blue: 235)
+    /// Peak white (Y 235): the converter takes full-range RGB.
+    public static let white = YCbCr(red: 255, green: 255, blue: 255)
     public static let black = YCbCr(y: 16, cb: 128, cr: 128)
 }
 

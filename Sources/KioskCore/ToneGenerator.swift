@@ -25,7 +25,7 @@ public struct ToneGenerator: Sendable {
         let channels = format.channels
         let count = min(frameCount, samples.count / channels)
         guard amplitude > 0 else {
-            samples.update(repeating: 0)
+            UnsafeMutableBufferPointer(rebasing: samples[0..<(count * channels)]).update(repeating: 0)
             return
         }
         let step = 2 * Double.pi * frequency / Double(format.sampleRate)

@@ -30,33 +30,37 @@ final class FileOutput {
         _ = flock(fd, LOCK_EX | LOCK_NB)
         let bufferSize = 64 * 1024
         guard let buffer = av_malloc(bufferSize) else {
-            close(fd)
+            Glibc.close(fd)
             throw MediaError(.io, operation: "create recording file", path: path, detail: "out of memory")
         }
         let opaque = Unmanaged.passUnretained(self).toOpaque()
         guard let io = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), Int32(bufferSize), 1, opaque,
                                           nil, fileOutputWrite, fileOutputSeek) else {
             av_free(buffer)
-            close(fd)
+            Glibc.close(fd)
             throw MediaError(.io, operation: "create recording file", path: path, detail: "out of memory")
         }
         self.io = io
     }
 
-    deinit {
-        releaseContext()
-        close(fd)
-    }
+    private var isOpen = true
 
-    /// Frees the AVIO context (and its buffer); the fd stays open until deinit.
-    func releaseContext() {
-        guard io != nil else { return }
-        av_free(io?.pointee.buffer)
-        avio_context_free(&io)
+    deinit { close() }
+
+    /// Frees the AVIO context and closes the file, releasing its lock (idempotent).
+    func close() {
+        if io != nil {
+            av_free(io?.pointee.buffer)
+            avio_context_free(&io)
+        }
+        if isOpen {
+            isOpen = false
+            Glibc.close(fd)
+        }
     }
 
     /// Pushes written data from the page cache to the device.
-    func sync() { _ = fdatasync(fd) }
+    func sync() { if isOpen { _ = fdatasync(fd) } }
 
     fileprivate func write(_ buffer: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
         var offset = 0

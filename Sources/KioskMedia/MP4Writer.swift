@@ -73,6 +73,10 @@ public final class MP4Writer {
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         // Hand each finished fragment to the kernel at once instead of buffering it.
         context.pointee.flush_packets = 1
+        // AAC starts 1024 samples early (encoder priming), which the audio track's edit
+        // list absorbs. Shifting every stream to make that non-negative instead would
+        // stretch the first video frame by 21 ms.
+        context.pointee.avoid_negative_ts = 0  // AVFMT_AVOID_NEG_TS_DISABLED
         let globalHeader = (context.pointee.oformat.pointee.flags & kc_avfmt_globalheader()) != 0
 
         if let video = settings.video {
@@ -113,6 +117,10 @@ public final class MP4Writer {
     /// Bytes in the file so far (what has reached the kernel).
     public var bytesWritten: Int64 { output.bytesWritten }
 
+    /// Encoded bytes handed to the muxer so far: what the file will hold once the open
+    /// fragment is flushed. Size-based segment cuts use this, as it is exact now.
+    public private(set) var bytesEncoded: Int64 = 0
+
     /// Seconds of video (or audio, for an audio-only file) written so far.
     public var secondsWritten: Double {
         if videoEncoder != nil { return lastVideoPTS < 0 ? 0 : Double(lastVideoPTS) / 90_000 }
@@ -134,7 +142,7 @@ public final class MP4Writer {
                              detail: "frame has \(pixels.count) bytes, \(videoEncoder.settings.input) needs \(videoEncoder.settings.input.frameByteCount)")
         }
         // Timestamps must rise strictly; a camera that repeats one is nudged forward.
-        let pts = max(nanosecondsFromStart * 9 / 100_000, lastVideoPTS + 1)
+        let pts = max((nanosecondsFromStart * 9 + 50_000) / 100_000, lastVideoPTS + 1)
         lastVideoPTS = pts
         videoFrameCount += 1
         try videoEncoder.encode(base, pts: pts, forceKeyframe: forceKeyframe || videoFrameCount == 1) { packet throws(MediaError) in
@@ -164,8 +172,13 @@ public final class MP4Writer {
     private func write(_ packet: UnsafeMutablePointer<AVPacket>, from codec: UnsafeMutablePointer<AVCodecContext>,
                        to stream: UnsafeMutablePointer<AVStream>?) throws(MediaError) {
         guard let stream, let format else { return }
+        if packet.pointee.duration <= 0, codec.pointee.codec_type == AVMEDIA_TYPE_VIDEO, codec.pointee.framerate.num > 0 {
+            // Encoders leave it unset; without it the muxer guesses each fragment's last sample.
+            packet.pointee.duration = av_rescale_q(1, av_inv_q(codec.pointee.framerate), codec.pointee.time_base)
+        }
         av_packet_rescale_ts(packet, codec.pointee.time_base, stream.pointee.time_base)
         packet.pointee.stream_index = stream.pointee.index
+        bytesEncoded += Int64(packet.pointee.size)
         let result = av_interleaved_write_frame(format, packet)
         if result < 0 { try mapWriteFailure(result, "write packet") }
     }
@@ -197,7 +210,7 @@ public final class MP4Writer {
             let result = av_write_trailer(format)
             if result < 0 { try mapWriteFailure(result, "write MP4 trailer") }
         }
-        output.sync()
+        output.sync()  // before tearDown closes the file
     }
 
     /// Closes without draining or a trailer (after an error); what reached the disk
@@ -214,6 +227,6 @@ public final class MP4Writer {
             avformat_free_context(format)
             self.format = nil
         }
-        output.releaseContext()
+        output.close()
     }
 }

@@ -14,6 +14,36 @@ public struct SalvageReport: Sendable, Equatable {
 /// packet libavformat can still read into a fresh, properly closed file. No
 /// re-encoding: what was on the disk is what ends up in the library.
 public enum MediaSalvage {
+    /// Reads every packet of a file to learn what is really playable in it.
+    /// - Throws: `MediaError.invalidInput` when no media can be read at all.
+    public static func inspect(_ path: String) throws(MediaError) -> SalvageReport {
+        var inputContext: UnsafeMutablePointer<AVFormatContext>? = nil
+        let opened = avformat_open_input(&inputContext, path, nil, nil)
+        guard opened >= 0, let source = inputContext else {
+            throw MediaError(.invalidInput, operation: "read media", path: path, averror: opened,
+                             detail: "no readable media header (\(MediaError.describe(opened)))")
+        }
+        defer { avformat_close_input(&inputContext) }
+        try check(avformat_find_stream_info(source, nil), .invalidInput, "read stream info", path: path)
+        guard let packet = av_packet_alloc() else { throw MediaError(.io, operation: "read media", detail: "out of memory") }
+        var packetHolder: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&packetHolder) }
+        var report = SalvageReport(packets: 0, videoPackets: 0, seconds: 0)
+        while av_read_frame(source, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.flags & kc_av_pkt_flag_corrupt() == 0 else { continue }
+            let stream = source.pointee.streams[Int(packet.pointee.stream_index)]!
+            let end = Double(packet.pointee.pts + packet.pointee.duration) * av_q2d(stream.pointee.time_base)
+            report.packets += 1
+            if stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO { report.videoPackets += 1 }
+            report.seconds = max(report.seconds, end)
+        }
+        if report.packets == 0 {
+            throw MediaError(.invalidInput, operation: "read media", path: path, detail: "the file holds no complete media fragment")
+        }
+        return report
+    }
+
     /// - Parameters:
     ///   - input: The interrupted file.
     ///   - output: Where to write the repaired file (must not exist).

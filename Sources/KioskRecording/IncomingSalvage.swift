@@ -56,7 +56,7 @@ public struct IncomingSalvage: Sendable {
     }
 
     func salvageOne(tempPath: String, kind: MediaKind, time: LocalTimestamp) -> SalvageOutcome {
-        let fd = open(tempPath, O_RDONLY | O_CLOEXEC)
+        let fd = open(tempPath, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return .leftInPlace(reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 { return .inUse }
@@ -66,21 +66,43 @@ public struct IncomingSalvage: Sendable {
             unlink(tempPath)
             return .discarded(reason: "interrupted still")
         }
-        let repaired = tempPath + ".salvage"
-        unlink(repaired)
-        do {
-            let report = try MediaSalvage.remux(input: tempPath, output: repaired)
-            let path = try files.moveIntoLibrary(repaired, kind: kind, time: time)
+        // 1. Cut the torn tail in place: needs no free space, so it works on a full disk.
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .leftInPlace(reason: String(cString: strerror(errno))) }
+        let scan = FragmentedMP4Scan.scan(fileSize: Int64(info.st_size)) { offset, count in
+            var bytes = [UInt8](repeating: 0, count: count)
+            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+            return Array(bytes.prefix(max(0, got)))
+        }
+        guard scan.hasHeader, scan.fragments > 0 else {
             unlink(tempPath)
+            let reason = scan.hasHeader ? "no complete fragment was written" : "the file has no MP4 header"
+            logger.warning("discarded \(tempPath): \(reason)")
+            return .discarded(reason: reason)
+        }
+        if scan.playableLength < Int64(info.st_size) {
+            _ = ftruncate(fd, off_t(scan.playableLength))
+            _ = fsync(fd)
+        }
+        // 2. Check by reading every packet back; fall back to re-muxing if that fails.
+        do {
+            let report: SalvageReport
+            do {
+                report = try MediaSalvage.inspect(tempPath)
+            } catch {
+                let repaired = tempPath + ".salvage"
+                unlink(repaired)
+                report = try MediaSalvage.remux(input: tempPath, output: repaired)
+                _ = rename(repaired, tempPath)
+            }
+            let path = try files.moveIntoLibrary(tempPath, kind: kind, time: time)
             logger.notice("salvaged \(path): \(String(format: "%.1f", report.seconds)) s recovered from an interrupted recording")
             return .recovered(path: path, seconds: report.seconds)
         } catch let error as MediaError where error.code == .invalidInput {
-            unlink(repaired)
             unlink(tempPath)
             logger.warning("discarded \(tempPath): \(error.detail)")
             return .discarded(reason: error.detail)
         } catch {
-            unlink(repaired)
             logger.error("could not salvage \(tempPath): \(error); it stays in the temp area")
             return .leftInPlace(reason: "\(error)")
         }

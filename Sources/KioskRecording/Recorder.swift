@@ -108,7 +108,8 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         self.onEvent = onEvent
         files = LibraryFiles(layout: settings.layout)
         // ~0.25 s of video at 30 fps, ~1 s of 20 ms audio chunks.
-        queue = CaptureQueue(videoCapacity: 8, audioCapacity: 50, overflow: overflow)
+        queue = CaptureQueue(videoCapacity: 8, audioCapacity: 50, overflow: overflow,
+                             expectsVideo: settings.video != nil, expectsAudio: settings.audio != nil)
         let thread = Thread { [self] in runEncoderLoop() }
         thread.name = "kioskcam.encoder"
         thread.start()
@@ -181,7 +182,15 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
 
     public func deliver(_ frame: VideoFrame) { queue.push(frame) }
     public func deliver(_ chunk: AudioChunk) { queue.push(chunk) }
-    public func sourceEnded(_ name: String, _ end: SourceEnd) { onEvent(.sourceEnded(source: name, end)) }
+    public func videoSourceEnded(_ name: String, _ end: SourceEnd) {
+        queue.finishVideo()
+        onEvent(.sourceEnded(source: name, end))
+    }
+
+    public func audioSourceEnded(_ name: String, _ end: SourceEnd) {
+        queue.finishAudio()
+        onEvent(.sourceEnded(source: name, end))
+    }
 
     // MARK: Encoder thread
 
@@ -219,8 +228,12 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         }
         guard let segment = active else { return }
         if let stopTime, frame.timestamp >= stopTime { return }
+        // The segment's length if this frame joined it: its end, not its start, counts
+        // (30 frames at 30 fps fill exactly 1 s). The millisecond absorbs rounding.
+        let lengthWithFrame = frame.timestamp.seconds(since: segment.start)
+            + Double(frame.format.frameDurationNanoseconds) / 1e9 - 0.001
         if segment.videoFrames > 0, settings.segmentPolicy.shouldCut(
-            seconds: frame.timestamp.seconds(since: segment.start), bytes: segment.writer.bytesWritten,
+            seconds: lengthWithFrame, bytes: segment.writer.bytesEncoded,
             nextFrameEstimate: Int64(settings.video?.bitrate ?? 0) / 8 / Int64(max(frame.format.framesPerSecond, 1))
         ) {
             rotateSegment(at: frame.timestamp, videoFormat: frame.format)
@@ -242,8 +255,12 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
             openSegment(at: chunk.timestamp, videoFormat: nil)
         }
         guard let segment = active else { return }
+        if settings.video != nil, segment.end == nil, queue.isVideoDone, let last = segment.lastVideoTimestamp {
+            // The camera delivered its last frame: sound after it is not part of the video.
+            segment.end = last.advanced(byNanoseconds: lastVideoFormat?.frameDurationNanoseconds ?? 0)
+        }
         if settings.video == nil, settings.segmentPolicy.shouldCut(
-            seconds: chunk.timestamp.seconds(since: segment.start), bytes: segment.writer.bytesWritten
+            seconds: chunk.timestamp.seconds(since: segment.start), bytes: segment.writer.bytesEncoded
         ) {
             rotateSegment(at: chunk.timestamp, videoFormat: nil)
         }
@@ -345,18 +362,24 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     /// Finishes a retiring segment once its audio has caught up with its end (or
     /// the audio stalled, or there is none).
     private func finishRetiringIfDone(queueEmpty: Bool) {
-        if drainingQueuedInput, queueEmpty, let segment = active {
-            // Everything queued is written: the recording ends after its last frame.
-            drainingQueuedInput = false
-            stopTime = segment.lastVideoTimestamp.map {
-                $0.advanced(byNanoseconds: lastVideoFormat?.frameDurationNanoseconds ?? 0)
-            } ?? clock.now()
-            finish(segment)
-            active = nil
+        if drainingQueuedInput, let segment = active {
+            let inputDone = settings.video != nil ? queue.isVideoDone : queue.isAudioDone
+            if inputDone || queueEmpty {
+                // Every queued frame is written: the recording ends after its last frame,
+                // and the audio still queued is cut there.
+                drainingQueuedInput = false
+                let end = segment.lastVideoTimestamp.map {
+                    $0.advanced(byNanoseconds: lastVideoFormat?.frameDurationNanoseconds ?? 0)
+                } ?? segment.audioCursor
+                stopTime = end
+                segment.end = end
+                segment.retireDeadline = clock.now().advanced(byNanoseconds: 2_000_000_000)
+                retire(segment)
+            }
         }
         if let segment = retiring {
             let overdue = segment.retireDeadline.map { clock.now() >= $0 } ?? true
-            if segment.audioReachedEnd || !segment.hasAudio || overdue {
+            if segment.audioReachedEnd || !segment.hasAudio || overdue || queue.isAudioDone {
                 finish(segment)
                 retiring = nil
             }

@@ -37,6 +37,9 @@ final class SegmentWriter {
 
     var hasAudio: Bool { aligner != nil }
 
+    /// The time just after the last audio sample written (the start if none).
+    var audioCursor: MonotonicInstant { aligner?.cursor ?? start }
+
     /// Whether audio has been written up to the segment's end.
     var audioReachedEnd: Bool {
         guard let end, let aligner else { return true }

@@ -72,7 +72,7 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
                 sink.deliver(VideoFrame(buffer: buffer, format: format, timestamp: timestamp, sequence: sequence))
                 sequence += 1
             }
-            sink.sourceEnded(name, end)
+            sink.videoSourceEnded(name, end)
         }
     }
 

@@ -47,7 +47,7 @@ public final class TestPatternCamera: VideoSource, @unchecked Sendable {
                     sequence = Int(clock.now().nanoseconds(since: pacer.start) / format.frameDurationNanoseconds) + 1
                 }
             }
-            sink.sourceEnded(name, .stopped)
+            sink.videoSourceEnded(name, .stopped)
         }
     }
 

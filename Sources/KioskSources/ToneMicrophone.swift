@@ -35,7 +35,7 @@ public final class ToneMicrophone: AudioSource, @unchecked Sendable {
                 }
                 index += 1
             }
-            sink.sourceEnded(name, .stopped)
+            sink.audioSourceEnded(name, .stopped)
         }
     }
 

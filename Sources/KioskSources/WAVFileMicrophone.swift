@@ -98,7 +98,7 @@ public final class WAVFileMicrophone: AudioSource, @unchecked Sendable {
                 sink.deliver(AudioChunk(buffer: buffer, format: format, timestamp: pacer.deadline(index)))
                 index += 1
             }
-            sink.sourceEnded(name, end)
+            sink.audioSourceEnded(name, end)
         }
     }
 

@@ -71,14 +71,16 @@ struct ForegroundSession {
             if status.state == .idle { stopReason = "the recording ended"; break }
             if let name = stopSignal.signalName { stopReason = "\(name) received"; break }
             if let limit, Date().timeIntervalSince(started) >= limit + startupAllowance(status) { stopReason = "duration reached"; break }
-            if let (source, end) = log.sourceEnd {
-                if case .failed(let message) = end { logger.error("\(source) failed: \(message)") }
-                stopReason = "\(source) ended"
+            // Only the source that defines the recording ends it: a WAV shorter than the
+            // video just leaves the rest silent.
+            if let end = log.end(of: primarySource) {
+                if case .failed(let message) = end { logger.error("\(primarySource) failed: \(message)") }
+                stopReason = "\(primarySource) ended"
                 break
             }
         }
         logger.info("stopping: \(stopReason)")
-        let replayEnded = fileReplay && log.sourceEnd != nil
+        let replayEnded = fileReplay && log.end(of: primarySource) != nil
         try? recorder.stop(replayEnded ? .afterQueuedInput : .now)
         if recorder.waitUntilIdle(timeout: 60) != .idle {
             logger.error("the recording did not finish within 60 s")
@@ -93,6 +95,10 @@ struct ForegroundSession {
         }
         return log.finishedFiles
     }
+
+    /// The source whose end ends the recording: the camera, or the microphone when
+    /// recording sound only.
+    private var primarySource: String { camera?.name ?? microphone?.name ?? "" }
 
     /// Time-limited recordings count from the first frame, not from process start.
     private func startupAllowance(_ status: RecorderStatus) -> Double {

@@ -86,9 +86,9 @@ final class SessionLog: @unchecked Sendable {
 
     var finishedFiles: [String] { lock.withLock { files } }
     var failureMessages: [String] { lock.withLock { failures } }
-    /// A source that ran out (file) or broke, if any.
-    var sourceEnd: (String, SourceEnd)? {
-        lock.withLock { endedSources.first { $0.1 != .stopped } }
+    /// How `source` ended, if it ran out (file) or broke.
+    func end(of source: String) -> SourceEnd? {
+        lock.withLock { endedSources.first { $0.0 == source && $0.1 != .stopped }?.1 }
     }
 }
 

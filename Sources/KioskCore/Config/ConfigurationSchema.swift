@@ -64,7 +64,7 @@ extension Configuration {
                 c.storage.mediaRoot = text
                 return true
             },
-            .number("storage.segment_seconds", 5...86_400, unit: " seconds") { c, v in c.storage.segmentSeconds = v },
+            .number("storage.segment_seconds", 1...86_400, unit: " seconds") { c, v in c.storage.segmentSeconds = v },
             .integer("storage.segment_max_megabytes", 0...1_048_576, unit: " (0: no limit)") { c, v in
                 c.storage.segmentMaxBytes = v == 0 ? nil : Int64(v) * 1_048_576
             },
@@ -97,7 +97,7 @@ extension Configuration {
                 c.encoder.videoCodec = text
                 return true
             },
-            .string("encoder.preset", allowed: "a libx264 preset: ultrafast, superfast, veryfast, faster, fast, medium, slow") { c, text in
+            .string("encoder.preset", allowed: "a libx264 preset: " + Self.x264Presets.joined(separator: ", ")) { c, text in
                 guard Self.x264Presets.contains(text) else { return false }
                 c.encoder.preset = text
                 return true
@@ -117,7 +117,8 @@ extension Configuration {
         ]
     }
 
-    static let x264Presets: Set<String> = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
+    /// libx264's presets, fastest first.
+    static let x264Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
 
     public static func isValidFrameSize(_ size: FrameSize) -> Bool {
         (64...4096).contains(size.width) && (64...2160).contains(size.height)

@@ -1,0 +1,374 @@
+import Foundation
+import XCTest
+@testable import KioskCore
+
+final class ConfigurationTests: XCTestCase {
+
+    // MARK: Helpers
+
+    private func parse(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> Configuration? {
+        do {
+            return try Configuration(toml: text, file: "test.toml")
+        } catch {
+            XCTFail("unexpected error: \(error)", file: file, line: line)
+            return nil
+        }
+    }
+
+    /// Asserts that `text` is rejected at `expectedLine`, naming `key` (if given), with every fragment in the message.
+    @discardableResult
+    private func assertError(
+        _ text: String, line expectedLine: Int?, key: String?, _ fragments: String...,
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> ConfigurationError? {
+        do throws(ConfigurationError) {
+            let configuration = try Configuration(toml: text, file: "test.toml")
+            XCTFail("expected an error, got \(configuration)", file: file, line: line)
+            return nil
+        } catch {
+            XCTAssertEqual(error.file, "test.toml", file: file, line: line)
+            XCTAssertEqual(error.line, expectedLine, "wrong line in: \(error)", file: file, line: line)
+            XCTAssertEqual(error.key, key, "wrong key in: \(error)", file: file, line: line)
+            for fragment in fragments {
+                XCTAssertTrue(error.message.contains(fragment), "'\(error.message)' lacks '\(fragment)'", file: file, line: line)
+            }
+            return error
+        }
+    }
+
+    /// The package root, found from this file's location (Tests/KioskCoreTests/<file>).
+    private var packageRoot: URL {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()  // KioskCoreTests
+            .deletingLastPathComponent()  // Tests
+            .deletingLastPathComponent()  // package root
+    }
+
+    // MARK: Defaults
+
+    func testDefaults() {
+        let c = Configuration()
+        XCTAssertEqual(c.storage.mediaRoot, "/var/lib/kioskcam/media")
+        XCTAssertEqual(c.storage.segmentSeconds, 300)
+        XCTAssertNil(c.storage.segmentMaxBytes)
+        XCTAssertEqual(c.camera.source, .testPattern)
+        XCTAssertEqual(c.camera.size, FrameSize(width: 1280, height: 720))
+        XCTAssertEqual(c.camera.framesPerSecond, 30)
+        XCTAssertEqual(c.microphone.source, .tone)
+        XCTAssertEqual(c.encoder.videoCodec, "libx264")
+        XCTAssertEqual(c.encoder.preset, "veryfast")
+        XCTAssertNil(c.encoder.videoBitrate)
+        XCTAssertEqual(c.encoder.keyframeInterval, 30)
+        XCTAssertEqual(c.logging.level, .info)
+        XCTAssertEqual(c.segmentPolicy, SegmentPolicy(maximumSeconds: 300, maximumBytes: nil))
+        XCTAssertEqual(Configuration.defaultPath, "/etc/kioskcam/kioskcam.toml")
+    }
+
+    func testEmptyAndCommentOnlyFilesGiveDefaults() {
+        XCTAssertEqual(parse(""), Configuration())
+        XCTAssertEqual(parse("# nothing set\n\n[camera]\n# fps = 60\n"), Configuration())
+    }
+
+    // MARK: A full file
+
+    /// A value for every key, none of them the default. Keyed by dotted name.
+    private static let fullFile: [(section: String, key: String, value: String)] = [
+        ("storage", "media_root", "\"/srv/kiosk media\""),
+        ("storage", "segment_seconds", "600.5"),
+        ("storage", "segment_max_megabytes", "2048"),
+        ("storage", "sync_interval_seconds", "0.5"),
+        ("camera", "source", "\"file:/tmp/frames.raw\""),
+        ("camera", "size", "\"640x480\""),
+        ("camera", "fps", "25"),
+        ("camera", "pixel_format", "\"NV12\""),
+        ("microphone", "source", "\"file:/tmp/a.wav\""),
+        ("microphone", "sample_rate", "44_100"),
+        ("microphone", "channels", "2"),
+        ("microphone", "tone_hz", "1000"),
+        ("encoder", "video_codec", "\"h264_v4l2m2m\""),
+        ("encoder", "preset", "\"fast\""),
+        ("encoder", "video_bitrate_kbps", "2500"),
+        ("encoder", "keyframe_interval", "15"),
+        ("encoder", "audio_bitrate_kbps", "96"),
+        ("encoder", "threads", "4"),
+        ("snapshot", "jpeg_quality", "75"),
+        ("logging", "level", "\"debug\""),
+    ]
+
+    func testFullFileSetsEveryKey() throws {
+        XCTAssertEqual(Set(Self.fullFile.map { $0.section + "." + $0.key }), Set(Configuration.knownKeys),
+                       "this test must set every known key")
+        var text = "# kioskcam test configuration\n"
+        var section = ""
+        for entry in Self.fullFile {
+            if entry.section != section {
+                text += "\n[\(entry.section)]\n"
+                section = entry.section
+            }
+            text += "\(entry.key) = \(entry.value)  # comment\n"
+        }
+        let c = try XCTUnwrap(parse(text))
+
+        var expected = Configuration()
+        expected.storage.mediaRoot = "/srv/kiosk media"
+        expected.storage.segmentSeconds = 600.5
+        expected.storage.segmentMaxBytes = 2048 * 1_048_576
+        expected.storage.syncIntervalSeconds = 0.5
+        expected.camera.source = .rawFile(path: "/tmp/frames.raw")
+        expected.camera.size = FrameSize(width: 640, height: 480)
+        expected.camera.framesPerSecond = 25
+        expected.camera.pixelFormat = .nv12
+        expected.microphone.source = .wavFile(path: "/tmp/a.wav")
+        expected.microphone.sampleRate = 44_100
+        expected.microphone.channels = 2
+        expected.microphone.toneFrequency = 1000
+        expected.encoder.videoCodec = "h264_v4l2m2m"
+        expected.encoder.preset = "fast"
+        expected.encoder.videoBitrate = 2_500_000
+        expected.encoder.keyframeInterval = 15
+        expected.encoder.audioBitrate = 96_000
+        expected.encoder.threads = 4
+        expected.snapshot.jpegQuality = 75
+        expected.logging.level = .debug
+        XCTAssertEqual(c, expected)
+        // Each value on its own differs from the default, so each key is proven to apply.
+        for entry in Self.fullFile {
+            let single = parse("[\(entry.section)]\n\(entry.key) = \(entry.value)\n")
+            XCTAssertNotNil(single)
+            XCTAssertNotEqual(single, Configuration(), "\(entry.section).\(entry.key) = \(entry.value) changed nothing")
+        }
+        XCTAssertEqual(c.segmentPolicy, SegmentPolicy(maximumSeconds: 600.5, maximumBytes: 2048 * 1_048_576))
+        XCTAssertEqual(c.effectiveVideoBitrate, 2_500_000)
+    }
+
+    func testDottedKeysWithoutSectionHeadersWorkToo() {
+        let c = parse("camera.fps = 60\nlogging.level = \"error\"\n")
+        XCTAssertEqual(c?.camera.framesPerSecond, 60)
+        XCTAssertEqual(c?.logging.level, .error)
+    }
+
+    func testSourcesAndSpecialValues() {
+        XCTAssertEqual(parse("[camera]\nsource = \"test\"")?.camera.source, .testPattern)
+        XCTAssertEqual(parse("[microphone]\nsource = \"none\"")?.microphone.source, MicrophoneSource.none)
+        XCTAssertEqual(parse("[microphone]\nsource = \"silence\"")?.microphone.source, .silence)
+        XCTAssertEqual(parse("[microphone]\nsource = \"tone\"")?.microphone.source, .tone)
+        XCTAssertNil(parse("[storage]\nsegment_max_megabytes = 0")?.storage.segmentMaxBytes)
+        XCTAssertNil(parse("[encoder]\nvideo_bitrate_kbps = 0")?.encoder.videoBitrate)
+        // Integers are fine where a number is expected.
+        XCTAssertEqual(parse("[storage]\nsegment_seconds = 60")?.storage.segmentSeconds, 60)
+        for level in Configuration.LogLevel.allCases {
+            XCTAssertEqual(parse("[logging]\nlevel = \"\(level.rawValue)\"")?.logging.level, level)
+        }
+        for format in PixelFormat.allCases {
+            XCTAssertEqual(parse("[camera]\npixel_format = \"\(format.rawValue)\"")?.camera.pixelFormat, format)
+        }
+    }
+
+    func testRangeBoundariesAreInclusive() {
+        XCTAssertEqual(parse("[camera]\nfps = 1")?.camera.framesPerSecond, 1)
+        XCTAssertEqual(parse("[camera]\nfps = 120")?.camera.framesPerSecond, 120)
+        assertError("[camera]\nfps = 0", line: 2, key: "camera.fps", "from 1 to 120")
+        assertError("[camera]\nfps = 121", line: 2, key: "camera.fps", "from 1 to 120")
+        XCTAssertEqual(parse("[camera]\nsize = \"64x64\"")?.camera.size, FrameSize(width: 64, height: 64))
+        XCTAssertEqual(parse("[camera]\nsize = \"4096x2160\"")?.camera.size, FrameSize(width: 4096, height: 2160))
+        assertError("[camera]\nsize = \"62x64\"", line: 2, key: "camera.size", "64x64 to 4096x2160")
+        assertError("[camera]\nsize = \"4098x2160\"", line: 2, key: "camera.size", "64x64 to 4096x2160")
+        assertError("[camera]\nsize = \"640x2162\"", line: 2, key: "camera.size", "64x64 to 4096x2160")
+        assertError("[storage]\nsync_interval_seconds = 0.1", line: 2, key: "storage.sync_interval_seconds", "from 0.2 to 60 seconds")
+    }
+
+    // MARK: Unknown keys and sections
+
+    func testUnknownKeyNamesKeyLineAndSiblings() throws {
+        let text = """
+        [camera]
+        fps = 30
+        # a comment
+        zoom = 2
+        """
+        let error = try XCTUnwrap(assertError(text, line: 4, key: "camera.zoom", "unknown key", "[camera]"))
+        for sibling in ["source", "size", "fps", "pixel_format"] {
+            XCTAssertTrue(error.message.contains(sibling), "'\(error.message)' lacks '\(sibling)'")
+        }
+        for stranger in ["sample_rate", "preset", "media_root", "camera.fps"] {
+            XCTAssertFalse(error.message.contains(stranger), "'\(error.message)' names '\(stranger)'")
+        }
+        XCTAssertEqual(error.description, "test.toml line 4 (camera.zoom): \(error.message)")
+    }
+
+    func testUnknownSectionListsTheSections() throws {
+        let error = try XCTUnwrap(assertError("[camera]\nfps = 30\n\n[network]\nssid = \"x\"\n", line: 5, key: "network.ssid", "unknown key"))
+        for section in ["[storage]", "[camera]", "[microphone]", "[encoder]", "[snapshot]", "[logging]"] {
+            XCTAssertTrue(error.message.contains(section), "'\(error.message)' lacks '\(section)'")
+        }
+        XCTAssertFalse(error.message.contains("fps"), error.message)
+    }
+
+    func testKeyOutsideAnySectionListsTheSections() {
+        assertError("fps = 30", line: 1, key: "fps", "unknown key", "[camera]", "[encoder]")
+    }
+
+    // MARK: Bad values
+
+    func testBadValuesNameLineKeyAndWhatIsAllowed() {
+        let cases: [(key: String, value: String, fragments: [String])] = [
+            ("camera.fps", "500", ["500", "a whole number from 1 to 120"]),
+            ("camera.size", "\"641x480\"", ["\"641x480\"", "even numbers", "64x64 to 4096x2160"]),
+            ("camera.size", "\"abc\"", ["\"abc\"", "WIDTHxHEIGHT"]),
+            ("camera.size", "\"1280x\"", ["WIDTHxHEIGHT"]),
+            ("camera.pixel_format", "\"RGB\"", ["\"RGB\"", "\"YUYV\"", "\"UYVY\"", "\"YU12\"", "\"NV12\""]),
+            ("encoder.preset", "\"turbo\"", ["\"turbo\"", "ultrafast", "veryfast", "medium"]),
+            ("microphone.channels", "3", ["3 is not allowed", "from 1 to 2"]),
+            ("storage.media_root", "\"relative\"", ["\"relative\"", "absolute path"]),
+            ("storage.media_root", "\"/\"", ["absolute path"]),
+            ("camera.fps", "\"30\"", ["\"30\"", "a whole number from 1 to 120"]),
+            ("camera.fps", "30.0", ["30.0", "a whole number"]),
+            ("storage.segment_seconds", "\"10s\"", ["\"10s\"", "a number from", "to 86400 seconds"]),
+            ("camera.source", "\"webcam\"", ["\"test\"", "file:"]),
+            ("camera.source", "\"file:\"", ["file:"]),
+            ("microphone.source", "\"mic\"", ["\"tone\"", "\"silence\"", "\"none\""]),
+            ("microphone.sample_rate", "1000", ["8000 to 96000 Hz"]),
+            ("encoder.video_codec", "\"lib x264\"", ["libx264"]),
+            ("encoder.keyframe_interval", "60", ["from 1 to 30 frames"]),
+            ("snapshot.jpeg_quality", "true", ["true", "from 1 to 100"]),
+            ("logging.level", "\"verbose\"", ["\"trace\"", "\"critical\""]),
+        ]
+        for (key, value, fragments) in cases {
+            let parts = key.split(separator: ".")
+            // Comments and blank lines first, so line 1 cannot be right by accident.
+            let text = "# header\n\n[\(parts[0])]\n# before\n\(parts[1]) = \(value)\n"
+            do throws(ConfigurationError) {
+                _ = try Configuration(toml: text, file: "k.toml")
+                XCTFail("\(key) = \(value) was accepted")
+            } catch {
+                XCTAssertEqual(error.line, 5, "\(key) = \(value): \(error)")
+                XCTAssertEqual(error.key, key, "\(key) = \(value): \(error)")
+                XCTAssertEqual(error.file, "k.toml")
+                XCTAssertTrue(error.message.contains("is not allowed here"), error.message)
+                for fragment in fragments {
+                    XCTAssertTrue(error.message.contains(fragment), "\(key) = \(value): '\(error.message)' lacks '\(fragment)'")
+                }
+            }
+        }
+    }
+
+    func testFirstProblemWins() {
+        assertError("[camera]\nfps = 30\nsize = \"1x1\"\nfps2 = 3\n", line: 3, key: "camera.size")
+    }
+
+    func testPresetErrorListsExactlyTheAcceptedPresets() throws {
+        // Every preset the reader accepts should be named in its error, and nothing it rejects.
+        let error = try XCTUnwrap(assertError("[encoder]\npreset = \"turbo\"", line: 2, key: "encoder.preset"))
+        let all = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
+        for preset in all {
+            var c = Configuration()
+            let accepted = (try? c.set("encoder.preset", .string(preset), origin: "test")) != nil
+            let named = error.message.range(of: "\\b\(preset)\\b", options: .regularExpression) != nil
+            XCTAssertEqual(accepted, named, "preset '\(preset)': accepted \(accepted), named in the error \(named): \(error.message)")
+        }
+    }
+
+    func testSyntaxErrorKeepsItsLine() throws {
+        let error = try XCTUnwrap(assertError("[camera]\nfps = 30\nsize = \"1280x720\n", line: 3, key: nil, "unterminated string"))
+        XCTAssertTrue(error.description.hasPrefix("test.toml line 3: "), error.description)
+        assertError("[camera]\n\n\nfps = 30\nfps = 25\n", line: 5, key: nil, "duplicate key", "line 4")
+    }
+
+    func testErrorDescriptionWithoutFile() {
+        let error = ConfigurationError(line: 2, key: "camera.fps", message: "bad")
+        XCTAssertEqual(error.description, "configuration line 2 (camera.fps): bad")
+        XCTAssertEqual(ConfigurationError(message: "bad").description, "configuration: bad")
+    }
+
+    // MARK: Setting single keys
+
+    func testSetAppliesValues() throws {
+        var c = Configuration()
+        try c.set("camera.size", .string("320x240"), origin: "--size")
+        try c.set("camera.fps", .integer(15), origin: "--fps")
+        try c.set("storage.segment_seconds", .float(12.5), origin: "--segment")
+        XCTAssertEqual(c.camera.size, FrameSize(width: 320, height: 240))
+        XCTAssertEqual(c.camera.framesPerSecond, 15)
+        XCTAssertEqual(c.storage.segmentSeconds, 12.5)
+    }
+
+    func testSetErrorsNameTheOrigin() {
+        var c = Configuration()
+        do throws(ConfigurationError) {
+            try c.set("camera.fps", .integer(500), origin: "--fps")
+            XCTFail("fps 500 accepted")
+        } catch {
+            XCTAssertEqual(error.file, "--fps")
+            XCTAssertEqual(error.key, "camera.fps")
+            XCTAssertNil(error.line)
+            XCTAssertTrue(error.message.contains("from 1 to 120"), error.message)
+            XCTAssertTrue(error.description.hasPrefix("--fps (camera.fps): "), error.description)
+        }
+        do throws(ConfigurationError) {
+            try c.set("camera.zoom", .integer(2), origin: "--zoom")
+            XCTFail("unknown key accepted")
+        } catch {
+            XCTAssertEqual(error.file, "--zoom")
+            XCTAssertEqual(error.key, "camera.zoom")
+            XCTAssertTrue(error.description.contains("--zoom"), error.description)
+            XCTAssertTrue(error.message.contains("unknown key"), error.message)
+        }
+        // A failed set leaves the configuration alone.
+        XCTAssertEqual(c, Configuration())
+    }
+
+    // MARK: Bitrate
+
+    func testEffectiveVideoBitrateFollowsSpecBitsPerPixel() {
+        var c = Configuration()
+        XCTAssertEqual(c.effectiveVideoBitrate, 9_308_160)  // 1280 × 720 × 10.1
+        XCTAssertEqual(c.effectiveVideoBitrate, Int((1280.0 * 720 * 10.1).rounded()))
+        c.camera.size = FrameSize(width: 320, height: 240)
+        XCTAssertEqual(c.effectiveVideoBitrate, 311_040)    // 320 × 240 × 4.05
+        XCTAssertEqual(c.effectiveVideoBitrate, Int((320.0 * 240 * 4.05).rounded()))
+        c.camera.size = FrameSize(width: 640, height: 480)
+        XCTAssertEqual(c.effectiveVideoBitrate, 3_102_720)  // exactly 640 × 480 uses 10.1
+        c.camera.size = FrameSize(width: 638, height: 480)
+        XCTAssertEqual(c.effectiveVideoBitrate, Int((638.0 * 480 * 4.05).rounded()))
+        c.encoder.videoBitrate = 1_000_000
+        XCTAssertEqual(c.effectiveVideoBitrate, 1_000_000)
+    }
+
+    // MARK: The example file in rootfs
+
+    func testExampleFileNamesEveryKeyInItsSectionAndParses() throws {
+        let url = packageRoot.appendingPathComponent("rootfs/etc/kioskcam/kioskcam.toml")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            return XCTFail("\(url.path) does not exist; it must document every key in Configuration.knownKeys")
+        }
+        let text = try String(contentsOf: url, encoding: .utf8)
+
+        // Textually: `key = ` on a line of its own under its `[section]` header.
+        var section = ""
+        var found: Set<String> = []
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[") {
+                section = String(line.dropFirst().prefix { $0 != "]" }).trimmingCharacters(in: .whitespaces)
+                continue
+            }
+            guard let equals = line.firstIndex(of: "="), !line.hasPrefix("#") else { continue }
+            let name = line[..<equals].trimmingCharacters(in: .whitespaces)
+            found.insert(section + "." + name)
+        }
+        for key in Configuration.knownKeys {
+            let parts = key.split(separator: ".")
+            XCTAssertTrue(found.contains(key), "\(url.lastPathComponent) lacks '\(parts[1]) = ' under [\(parts[0])]")
+            XCTAssertTrue(text.contains("\(parts[1]) = "), "\(url.lastPathComponent) lacks the text '\(parts[1]) = '")
+        }
+
+        // And it is a valid configuration.
+        do throws(ConfigurationError) {
+            _ = try Configuration(toml: text, file: url.path)
+        } catch {
+            XCTFail("the example file does not parse: \(error)")
+        }
+    }
+}
+
+private typealias MicrophoneSource = Configuration.MicrophoneSource

@@ -1,0 +1,196 @@
+import Foundation
+import XCTest
+@testable import KioskCore
+
+final class LibraryLayoutTests: XCTestCase {
+    private let layout = LibraryLayout(root: "/media")
+    private let time = LocalTimestamp(year: 2026, month: 3, day: 7, hour: 9, minute: 5, second: 4)
+
+    private func utc(_ iso: String, file: StaticString = #filePath, line: UInt = #line) throws -> Date {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return try XCTUnwrap(formatter.date(from: iso), "bad test date \(iso)", file: file, line: line)
+    }
+
+    // MARK: Final paths
+
+    func testFinalPathForEachKind() {
+        XCTAssertEqual(layout.finalPath(.video, time), "/media/video/20260307/090504.mp4")
+        XCTAssertEqual(layout.finalPath(.photo, time), "/media/photo/20260307/090504.jpg")
+        XCTAssertEqual(layout.finalPath(.audio, time), "/media/audio/20260307/090504.m4a")
+    }
+
+    func testDirectories() {
+        XCTAssertEqual(layout.kindDirectory(.photo), "/media/photo")
+        XCTAssertEqual(layout.dateDirectory(.audio, time), "/media/audio/20260307")
+        XCTAssertEqual(layout.incomingDirectory, "/media/.incoming")
+    }
+
+    func testZeroPaddingAndLargestValues() {
+        let early = LocalTimestamp(year: 999, month: 1, day: 2, hour: 0, minute: 0, second: 0)
+        XCTAssertEqual(early.dateStamp, "09990102")
+        XCTAssertEqual(early.timeStamp, "000000")
+        XCTAssertEqual(layout.finalPath(.video, early), "/media/video/09990102/000000.mp4")
+        let late = LocalTimestamp(year: 2026, month: 12, day: 31, hour: 23, minute: 59, second: 59)
+        XCTAssertEqual(layout.finalPath(.photo, late), "/media/photo/20261231/235959.jpg")
+        XCTAssertEqual(late.description, "20261231-235959")
+    }
+
+    func testAttemptSuffix() {
+        XCTAssertEqual(layout.finalPath(.video, time, attempt: 0), "/media/video/20260307/090504.mp4")
+        XCTAssertEqual(layout.finalPath(.video, time, attempt: 1), "/media/video/20260307/090504-1.mp4")
+        XCTAssertEqual(layout.finalPath(.audio, time, attempt: 12), "/media/audio/20260307/090504-12.m4a")
+    }
+
+    func testTrailingSlashesInRootAreTrimmed() {
+        XCTAssertEqual(LibraryLayout(root: "/media/").root, "/media")
+        XCTAssertEqual(LibraryLayout(root: "/media///").root, "/media")
+        XCTAssertEqual(LibraryLayout(root: "/media/").finalPath(.video, time), "/media/video/20260307/090504.mp4")
+        XCTAssertEqual(LibraryLayout(root: "/media/"), layout)
+        // The filesystem root itself is not trimmed to nothing.
+        XCTAssertEqual(LibraryLayout(root: "/").root, "/")
+    }
+
+    // MARK: Incoming (temp) names
+
+    func testIncomingPath() {
+        XCTAssertEqual(layout.incomingPath(.video, time), "/media/.incoming/video-20260307-090504.mp4.part")
+        XCTAssertEqual(layout.incomingPath(.photo, time, serial: 3), "/media/.incoming/photo-20260307-090504~3.jpg.part")
+    }
+
+    func testIncomingNameRoundTripsForEveryKindAndSerial() throws {
+        let times = [
+            time,
+            LocalTimestamp(year: 2026, month: 12, day: 31, hour: 23, minute: 59, second: 59),
+            LocalTimestamp(year: 2000, month: 1, day: 1),
+        ]
+        for kind in MediaKind.allCases {
+            for t in times {
+                for serial in [0, 1, 42] {
+                    let path = layout.incomingPath(kind, t, serial: serial)
+                    XCTAssertTrue(path.hasPrefix(layout.incomingDirectory + "/"))
+                    let name = String(try XCTUnwrap(path.split(separator: "/").last))
+                    let parsed = try XCTUnwrap(LibraryLayout.parseIncomingName(name), name)
+                    XCTAssertEqual(parsed.kind, kind, name)
+                    XCTAssertEqual(parsed.time, t, name)
+                }
+            }
+        }
+    }
+
+    func testJunkIncomingNamesAreRejected() {
+        let junk = [
+            "",
+            ".part",
+            "video-20260307-090504.mp4",             // missing .part
+            "video-20260307-090504.mp4.tmp",         // wrong suffix
+            "video-20260307-090504.mp4.done",        // wrong suffix of the same length
+            "movie-20260307-090504.mp4.part",        // unknown kind
+            "video-20260307-090504.jpg.part",        // extension of another kind
+            "photo-20260307-090504.mp4.part",
+            "video-20260307-090504.part",            // no extension
+            "video-20261340-090504.mp4.part",        // month 13, day 40
+            "video-20261301-090504.mp4.part",        // month 13
+            "video-20260100-090504.mp4.part",        // day 0
+            "video-20260132-090504.mp4.part",        // day 32
+            "video-20260307-250504.mp4.part",        // hour 25
+            "video-20260307-096004.mp4.part",        // minute 60
+            "video-2026037-090504.mp4.part",         // 7-digit date
+            "video-20260307-90504.mp4.part",         // 5-digit time
+            "video-20260307090504.mp4.part",         // no dash
+            "video-2026o307-090504.mp4.part",        // letter in date
+            "video-20260307-090504-1.mp4.part",      // extra dash
+            "video.mp4.part",
+        ]
+        for name in junk {
+            XCTAssertNil(LibraryLayout.parseIncomingName(name), "accepted junk name '\(name)'")
+        }
+    }
+
+    func testTimestampParsing() {
+        XCTAssertEqual(LocalTimestamp(parsing: "20260307-090504"), time)
+        XCTAssertNil(LocalTimestamp(parsing: "20260307"))
+        XCTAssertNil(LocalTimestamp(parsing: "20260307-0905"))
+        XCTAssertNil(LocalTimestamp(parsing: "+0260307-090504"))
+        XCTAssertNil(LocalTimestamp(parsing: "20260307-09050a"))
+    }
+
+    // MARK: Local time from a Date
+
+    func testLocalTimestampInUTC() throws {
+        let utcZone = try XCTUnwrap(TimeZone(identifier: "UTC"))
+        let date = try utc("2026-03-07T09:05:04Z")
+        XCTAssertEqual(LocalTimestamp(date, timeZone: utcZone), time)
+        XCTAssertEqual(LocalTimestamp(Date(timeIntervalSince1970: 0), timeZone: utcZone),
+                       LocalTimestamp(year: 1970, month: 1, day: 1))
+    }
+
+    func testLocalTimestampInBerlinAcrossDaylightSavingChanges() throws {
+        let berlin = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
+        // Winter: UTC+1.
+        XCTAssertEqual(LocalTimestamp(try utc("2026-01-15T12:00:00Z"), timeZone: berlin),
+                       LocalTimestamp(year: 2026, month: 1, day: 15, hour: 13))
+        // Spring forward on 2026-03-29 at 01:00 UTC: 01:59:59 CET is followed by 03:00:00 CEST.
+        XCTAssertEqual(LocalTimestamp(try utc("2026-03-29T00:59:59Z"), timeZone: berlin),
+                       LocalTimestamp(year: 2026, month: 3, day: 29, hour: 1, minute: 59, second: 59))
+        XCTAssertEqual(LocalTimestamp(try utc("2026-03-29T01:00:00Z"), timeZone: berlin),
+                       LocalTimestamp(year: 2026, month: 3, day: 29, hour: 3))
+        // Summer: UTC+2.
+        XCTAssertEqual(LocalTimestamp(try utc("2026-07-01T12:00:00Z"), timeZone: berlin),
+                       LocalTimestamp(year: 2026, month: 7, day: 1, hour: 14))
+        // Fall back on 2026-10-25 at 01:00 UTC: 02:30 local happens twice.
+        XCTAssertEqual(LocalTimestamp(try utc("2026-10-25T00:30:00Z"), timeZone: berlin),
+                       LocalTimestamp(year: 2026, month: 10, day: 25, hour: 2, minute: 30))
+        XCTAssertEqual(LocalTimestamp(try utc("2026-10-25T01:30:00Z"), timeZone: berlin),
+                       LocalTimestamp(year: 2026, month: 10, day: 25, hour: 2, minute: 30))
+    }
+
+    func testDateFolderIsTheLocalDateNotTheUTCDate() throws {
+        let berlin = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
+        let utcZone = try XCTUnwrap(TimeZone(identifier: "UTC"))
+        let date = try utc("2026-12-31T23:30:00Z")
+        XCTAssertEqual(LocalTimestamp(date, timeZone: utcZone).dateStamp, "20261231")
+        let local = LocalTimestamp(date, timeZone: berlin)
+        XCTAssertEqual(local, LocalTimestamp(year: 2027, month: 1, day: 1, hour: 0, minute: 30))
+        XCTAssertEqual(layout.finalPath(.video, local), "/media/video/20270101/003000.mp4")
+    }
+
+    // MARK: Ordering
+
+    func testOrderingComparesFieldsMostSignificantFirst() {
+        let base = LocalTimestamp(year: 2026, month: 6, day: 15, hour: 12, minute: 30, second: 30)
+        let later = [
+            LocalTimestamp(year: 2027, month: 1, day: 1),
+            LocalTimestamp(year: 2026, month: 7, day: 1),
+            LocalTimestamp(year: 2026, month: 6, day: 16),
+            LocalTimestamp(year: 2026, month: 6, day: 15, hour: 13),
+            LocalTimestamp(year: 2026, month: 6, day: 15, hour: 12, minute: 31),
+            LocalTimestamp(year: 2026, month: 6, day: 15, hour: 12, minute: 30, second: 31),
+        ]
+        for other in later {
+            XCTAssertLessThan(base, other, "\(base) < \(other)")
+            XCTAssertFalse(other < base, "\(other) < \(base)")
+        }
+        XCTAssertFalse(base < base)
+        let ascending = [base] + later.reversed()
+        XCTAssertEqual(ascending.shuffled().sorted(), ascending)
+        // String order of the names agrees with time order (the library relies on it).
+        XCTAssertEqual(ascending.map(\.description).shuffled().sorted(), ascending.map(\.description))
+    }
+
+    func testImpossibleDatesAndJunkSerialsAreNotOurNames() {
+        XCTAssertNil(LibraryLayout.parseIncomingName("video-20260231-090504.mp4.part"), "31 February")
+        XCTAssertNil(LibraryLayout.parseIncomingName("video-20250229-090504.mp4.part"), "2025 is no leap year")
+        XCTAssertNotNil(LibraryLayout.parseIncomingName("video-20240229-090504.mp4.part"), "2024 is")
+        XCTAssertNil(LibraryLayout.parseIncomingName("video-20260307-090504~junk.mp4.part"))
+        XCTAssertNil(LibraryLayout.parseIncomingName("video-20260307-090504~.mp4.part"))
+        XCTAssertNotNil(LibraryLayout.parseIncomingName("video-20260307-090504~12.mp4.part"))
+    }
+
+    func testRootSlashDoesNotDoubleTheSeparator() {
+        let layout = LibraryLayout(root: "/")
+        let time = LocalTimestamp(year: 2026, month: 1, day: 2, hour: 3, minute: 4, second: 5)
+        XCTAssertEqual(layout.finalPath(.video, time), "/video/20260102/030405.mp4")
+        XCTAssertEqual(layout.incomingDirectory, "/.incoming")
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+
+/// What `ffprobe` says about a media file: the ground truth tests check against.
+public struct ProbeResult: Decodable {
+    public struct Stream: Decodable {
+        public var codec_type: String
+        public var codec_name: String
+        public var width: Int?
+        public var height: Int?
+        public var pix_fmt: String?
+        public var sample_rate: String?
+        public var channels: Int?
+        public var start_time: String?
+        public var duration: String?
+        public var nb_read_frames: String?
+        public var nb_read_packets: String?
+
+        public var startSeconds: Double { start_time.flatMap(Double.init) ?? .nan }
+        public var durationSeconds: Double { duration.flatMap(Double.init) ?? .nan }
+        public var frameCount: Int { nb_read_frames.flatMap(Int.init) ?? nb_read_packets.flatMap(Int.init) ?? -1 }
+    }
+
+    public struct Format: Decodable {
+        public var format_name: String
+        public var duration: String?
+        public var durationSeconds: Double { duration.flatMap(Double.init) ?? .nan }
+    }
+
+    public var streams: [Stream]
+    public var format: Format
+
+    public var video: Stream? { streams.first { $0.codec_type == "video" } }
+    public var audio: Stream? { streams.first { $0.codec_type == "audio" } }
+}
+
+public enum FFprobe {
+    /// Probes `path`, counting frames (slow for long files, exact).
+    /// - Throws: `ToolError` when ffprobe fails (unreadable file).
+    public static func probe(_ path: String, countFrames: Bool = true) throws -> ProbeResult {
+        var arguments = ["-v", "error", "-of", "json", "-show_streams", "-show_format"]
+        if countFrames { arguments.append("-count_frames") }
+        let output = try Tool.run("ffprobe", arguments + [path])
+        return try JSONDecoder().decode(ProbeResult.self, from: Data(output.stdout.utf8))
+    }
+}
+
+/// A failed external command, with what it printed.
+public struct ToolError: Error, CustomStringConvertible {
+    public var command: String
+    public var status: Int32
+    public var stderr: String
+    public var description: String { "\(command) exited \(status): \(stderr)" }
+}
+
+public enum Tool {
+    public struct Output {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// Runs a program found on PATH (or an absolute path) to completion.
+    @discardableResult
+    public static func run(_ program: String, _ arguments: [String], allowFailure: Bool = false) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : "/usr/bin/env")
+        process.arguments = program.hasPrefix("/") ? arguments : [program] + arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes before waiting so a chatty child cannot block on a full pipe.
+        let errData = ReadAll(err.fileHandleForReading)
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let output = Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                            stderr: String(decoding: errData.wait(), as: UTF8.self))
+        if !allowFailure && output.status != 0 {
+            throw ToolError(command: ([program] + arguments).joined(separator: " "), status: output.status, stderr: output.stderr)
+        }
+        return output
+    }
+}
+
+/// Reads a pipe to its end on a background thread.
+final class ReadAll: @unchecked Sendable {
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    func wait() -> Data {
+        done.wait()
+        return data
+    }
+}
+
+/// A fresh folder under /tmp, removed when the test ends.
+public final class TemporaryDirectory {
+    public let path: String
+
+    public init(_ label: String = "kioskcam-test") {
+        path = NSTemporaryDirectory() + "\(label)-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Every regular file below the folder, relative paths, sorted.
+    public func files() -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: path)
+        var found: [String] = []
+        while let item = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path + "/" + item, isDirectory: &isDirectory), !isDirectory.boolValue {
+                found.append(item)
+            }
+        }
+        return found.sorted()
+    }
+}
+
+/// The package's root and its freshly built `kioskcam`.
+public enum Package {
+    public static func root(file: String = #filePath) -> String {
+        var url = URL(fileURLWithPath: file)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+        }
+        return FileManager.default.currentDirectoryPath
+    }
+
+    /// `swift test` builds the executable beside the test bundle.
+    public static var kioskcamBinary: String {
+        let bundleDirectory = Bundle.main.bundleURL.deletingLastPathComponent().path
+        for candidate in [bundleDirectory + "/kioskcam", Bundle.main.bundleURL.path + "/kioskcam", root() + "/.build/debug/kioskcam"]
+        where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        return root() + "/.build/debug/kioskcam"
+    }
+}
+
+/// Test inputs written the way real tools would.
+public enum TestMedia {
+    /// A 16-bit PCM WAV of a sine tone.
+    public static func writeWAV(_ path: String, seconds: Double, sampleRate: Int = 48_000, channels: Int = 1, frequency: Double = 440) throws {
+        let frames = Int(seconds * Double(sampleRate))
+        var data = Data()
+        func le32(_ v: Int) { withUnsafeBytes(of: UInt32(v).littleEndian) { data.append(contentsOf: $0) } }
+        func le16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { data.append(contentsOf: $0) } }
+        let dataBytes = frames * channels * 2
+        data.append(contentsOf: Array("RIFF".utf8)); le32(36 + dataBytes); data.append(contentsOf: Array("WAVE".utf8))
+        data.append(contentsOf: Array("fmt ".utf8)); le32(16); le16(1); le16(channels); le32(sampleRate)
+        le32(sampleRate * channels * 2); le16(channels * 2); le16(16)
+        data.append(contentsOf: Array("data".utf8)); le32(dataBytes)
+        for index in 0..<frames {
+            let value = Int16(sin(2 * Double.pi * frequency * Double(index) / Double(sampleRate)) * 8000)
+            for _ in 0..<channels { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        }
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+}
