@@ -79,6 +79,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     private let lock = Lock()
     private var machine = RecordingStateMachine()
     private var pendingStop: StopPoint?
+    private var pendingLimit: Double?
     private var snapshotWaiters: [@Sendable (Result<String, RecorderError>) -> Void] = []
     private var published = RecorderStatus()
     private var shuttingDown = false
@@ -93,6 +94,9 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     private var finishedSeconds: Double = 0
     private var segmentIndex = 0
     private var forceNextKeyframe = false
+    /// When the recording (its first segment) started, and when it must end by itself.
+    private var recordingStart: MonotonicInstant?
+    private var recordingLimit: Double?
     private var jpegEncoder: JPEGEncoder?
     private var lastVideoFormat: VideoFormat?
 
@@ -128,12 +132,15 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     }
 
     /// Asks for a recording to start at the next frame.
+    /// - Parameter maximumSeconds: End the recording by itself after this much recorded
+    ///   time (exact to the frame), if given.
     /// - Throws: `RecorderError.illegalTransition` ("already recording") unless idle;
     ///   `.library` when the media root is unusable.
-    public func start() throws(RecorderError) {
+    public func start(maximumSeconds: Double? = nil) throws(RecorderError) {
         try files.prepare()
         try lock.withLock { () throws(RecorderError) in
             do throws(RecordingTransitionError) { try machine.apply(.start) } catch { throw RecorderError(error) }
+            pendingLimit = maximumSeconds
             published.state = machine.state
             published.lastError = nil
             published.finishedFiles = []
@@ -228,6 +235,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         }
         guard let segment = active else { return }
         if let stopTime, frame.timestamp >= stopTime { return }
+        if reachedLimit(at: frame.timestamp) { return }
         // The segment's length if this frame joined it: its end, not its start, counts
         // (30 frames at 30 fps fill exactly 1 s). The millisecond absorbs rounding.
         let lengthWithFrame = frame.timestamp.seconds(since: segment.start)
@@ -254,6 +262,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         if settings.video == nil, state == .starting, active == nil, stopTime == nil {
             openSegment(at: chunk.timestamp, videoFormat: nil)
         }
+        if settings.video == nil, reachedLimit(at: chunk.timestamp) { return }
         guard let segment = active else { return }
         if settings.video != nil, segment.end == nil, queue.isVideoDone, let last = segment.lastVideoTimestamp {
             // The camera delivered its last frame: sound after it is not part of the video.
@@ -268,10 +277,28 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         do { try current.writeAudio(chunk) } catch { fail(current, error) }
     }
 
+    /// Ends the recording at `time` if its time limit is reached there.
+    private func reachedLimit(at time: MonotonicInstant) -> Bool {
+        guard let recordingLimit, let recordingStart, let segment = active,
+              time.seconds(since: recordingStart) >= recordingLimit - 0.001 else { return false }
+        self.recordingLimit = nil
+        let stopped = lock.withLock { (try? machine.apply(.stop)) != nil }
+        guard stopped else { return false }
+        lock.withLock { published.state = machine.state }
+        onEvent(.stateChanged(.stopping))
+        stopTime = time
+        segment.end = time
+        segment.retireDeadline = clock.now().advanced(byNanoseconds: 1_000_000_000)
+        retire(segment)
+        return true
+    }
+
     /// Opens the first segment of a recording; the state becomes `recording`.
     private func openSegment(at start: MonotonicInstant, videoFormat: VideoFormat?) {
         do {
             active = try makeSegment(at: start, videoFormat: videoFormat)
+            recordingStart = start
+            recordingLimit = lock.withLock { pendingLimit }
             segmentIndex = 1
             finishedBytes = 0
             finishedSeconds = 0

@@ -56,21 +56,22 @@ struct ForegroundSession {
         try startSources(into: recorder)
         defer { stopSources() }
         do {
-            try recorder.start()
+            try recorder.start(maximumSeconds: limit)
         } catch {
             recorder.shutdown()
             throw CLIError(error.description)
         }
         let progress = ProgressLine(enabled: showProgress)
-        let started = Date()
         var stopReason = "done"
         while true {
             Thread.sleep(forTimeInterval: 0.1)
             let status = recorder.status
             progress.show(status)
-            if status.state == .idle { stopReason = "the recording ended"; break }
+            if status.state == .idle || status.state == .stopping {
+                stopReason = limit != nil ? "duration reached" : "the recording ended"
+                break
+            }
             if let name = stopSignal.signalName { stopReason = "\(name) received"; break }
-            if let limit, Date().timeIntervalSince(started) >= limit + startupAllowance(status) { stopReason = "duration reached"; break }
             // Only the source that defines the recording ends it: a WAV shorter than the
             // video just leaves the rest silent.
             if let end = log.end(of: primarySource) {
@@ -99,11 +100,6 @@ struct ForegroundSession {
     /// The source whose end ends the recording: the camera, or the microphone when
     /// recording sound only.
     private var primarySource: String { camera?.name ?? microphone?.name ?? "" }
-
-    /// Time-limited recordings count from the first frame, not from process start.
-    private func startupAllowance(_ status: RecorderStatus) -> Double {
-        status.state == .starting ? .infinity : 0
-    }
 
     /// Takes one still from the camera.
     func snapshot() throws -> String {

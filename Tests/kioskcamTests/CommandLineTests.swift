@@ -1,0 +1,136 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// The `kioskcam` binary as a user runs it: exit codes, messages, files.
+final class CommandLineTests: XCTestCase {
+    var binary: String { Package.kioskcamBinary }
+
+    func kioskcam(_ arguments: [String]) throws -> Tool.Output {
+        try Tool.run(binary, arguments, allowFailure: true)
+    }
+
+    /// Every file under `root`'s library folders (the temp area excluded).
+    func libraryFiles(_ folder: TemporaryDirectory) -> [String] {
+        folder.files().filter { !$0.contains(".incoming") }
+    }
+
+    func testRecordWritesVideoIntoADateFolderAndPrintsItsPath() throws {
+        let folder = TemporaryDirectory()
+        let result = try kioskcam(["record", "--duration", "1.5s", "--root", folder.path, "--size", "320x240", "--quiet"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let path = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(path.range(of: #"/video/\d{8}/\d{6}\.mp4$"#, options: .regularExpression) != nil, path)
+        XCTAssertTrue(result.stderr.contains("built-in test pattern"), "says it uses the built-in camera: \(result.stderr)")
+        let probe = try FFprobe.probe(path)
+        XCTAssertEqual(probe.video?.codec_name, "h264")
+        XCTAssertEqual(probe.audio?.codec_name, "aac")
+        XCTAssertEqual(probe.format.durationSeconds, 1.5, accuracy: 0.2)
+    }
+
+    func testAudioOnlyAndSnapshot() throws {
+        let folder = TemporaryDirectory()
+        let audio = try kioskcam(["record", "--audio-only", "--duration", "1s", "--root", folder.path, "--quiet"])
+        XCTAssertEqual(audio.status, 0, audio.stderr)
+        XCTAssertTrue(audio.stdout.contains("/audio/") && audio.stdout.contains(".m4a"), audio.stdout)
+        let still = try kioskcam(["snapshot", "--root", folder.path, "--size", "320x240"])
+        XCTAssertEqual(still.status, 0, still.stderr)
+        let photo = still.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(photo.contains("/photo/") && photo.hasSuffix(".jpg"), photo)
+        XCTAssertEqual(try FFprobe.probe(photo, countFrames: false).video?.width, 320)
+    }
+
+    /// SPEC §2: a power cut loses at most the last couple of seconds. SIGKILL gives no
+    /// chance to clean up; the next start-up salvages the file.
+    func testPowerCutLosesAtMostTwoSeconds() throws {
+        let folder = TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["record", "--root", folder.path, "--size", "320x240", "--quiet"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Wait for the temp file, then record for 4 s more.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while folder.files().filter({ $0.hasSuffix(".part") }).isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertFalse(folder.files().filter { $0.hasSuffix(".part") }.isEmpty, "recording started")
+        let recordingStarted = Date()
+        Thread.sleep(forTimeInterval: 4)
+        let recordedBeforeKill = Date().timeIntervalSince(recordingStarted)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertTrue(libraryFiles(folder).isEmpty, "nothing was finished before the kill")
+
+        // The next start-up (here: another recording) salvages it first.
+        let next = try kioskcam(["record", "--root", folder.path, "--duration", "1s", "--size", "320x240", "--quiet"])
+        XCTAssertEqual(next.status, 0, next.stderr)
+        XCTAssertTrue(next.stderr.contains("recovered"), next.stderr)
+        let videos = libraryFiles(folder).filter { $0.hasSuffix(".mp4") }
+        XCTAssertEqual(videos.count, 2, "\(folder.files())")
+        XCTAssertFalse(folder.files().contains { $0.hasSuffix(".part") })
+        let salvaged = try XCTUnwrap(videos.first)  // names sort by start time
+        let probe = try FFprobe.probe(folder.path + "/" + salvaged)
+        let seconds = try XCTUnwrap(probe.video).durationSeconds
+        XCTAssertGreaterThanOrEqual(seconds, recordedBeforeKill - 2.0, "lost more than 2 s")
+        XCTAssertLessThanOrEqual(seconds, recordedBeforeKill + 0.5)
+    }
+
+    func testBadInputIsAClearErrorAndWritesNothing() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path + "/media"
+        let badConfig = folder.path + "/bad.toml"
+        try "[camera]\nfps = 500\n".write(toFile: badConfig, atomically: true, encoding: .utf8)
+        let unknownKey = folder.path + "/unknown.toml"
+        try "# comment\n[encoder]\nvideo_codek = \"libx264\"\n".write(toFile: unknownKey, atomically: true, encoding: .utf8)
+        let cases: [(arguments: [String], status: Int32, mentions: [String])] = [
+            (["record", "--encoder", "h264_nope"], 64, ["h264_nope", "libx264"]),
+            (["record", "--size", "100000x5"], 64, ["--size", "WIDTHxHEIGHT"]),
+            (["record", "--size", "banana"], 64, ["--size"]),
+            (["record", "--fps", "0"], 64, ["--fps", "1 to 120"]),
+            (["record", "--duration", "soon"], 64, ["--duration"]),
+            (["record", "--mic", "bluetooth"], 64, ["--mic"]),
+            (["record", "--camera", "file:/nonexistent/frames.yuv"], 1, ["/nonexistent/frames.yuv"]),
+            (["record", "--mic", "file:/nonexistent.wav"], 1, ["/nonexistent.wav"]),
+            (["record", "--config", badConfig], 78, ["line 2", "camera.fps", "1 to 120"]),
+            (["record", "--config", unknownKey], 78, ["line 3", "video_codek", "video_codec"]),
+            (["record", "--config", folder.path + "/missing.toml"], 78, ["does not exist"]),
+        ]
+        for (arguments, status, mentions) in cases {
+            let duration = arguments.contains("--duration") ? [] : ["--duration", "1s"]
+            let result = try kioskcam(arguments + ["--root", root, "--quiet"] + duration)
+            XCTAssertEqual(result.status, status, "\(arguments): \(result.stderr)")
+            for word in mentions {
+                XCTAssertTrue(result.stderr.contains(word), "\(arguments) should mention \(word): \(result.stderr)")
+            }
+            XCTAssertFalse(result.stderr.contains("Fatal error"), "\(arguments) crashed: \(result.stderr)")
+        }
+        XCTAssertTrue(libraryFiles(folder).filter { $0.hasPrefix("media/") }.isEmpty, "\(folder.files())")
+    }
+
+    func testUnwritableRootNamesTheFix() throws {
+        let result = try kioskcam(["record", "--root", "/proc/kioskcam-test", "--duration", "1s", "--quiet"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("/proc/kioskcam-test"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("--root"), "names the fix: \(result.stderr)")
+    }
+
+    func testHelpAndVersion() throws {
+        let help = try kioskcam(["--help"])
+        XCTAssertEqual(help.status, 0)
+        for command in ["record", "snapshot", "salvage", "config"] {
+            XCTAssertTrue(help.stdout.contains(command), command)
+            let sub = try kioskcam([command, "--help"])
+            XCTAssertEqual(sub.status, 0, command)
+            XCTAssertTrue(sub.stdout.contains("USAGE: kioskcam \(command)"), sub.stdout)
+        }
+        let version = try kioskcam(["--version"])
+        XCTAssertTrue(version.stdout.hasPrefix("kioskcam "), version.stdout)
+        XCTAssertTrue(version.stdout.contains("libavcodec"), version.stdout)
+    }
+
+    func testShippedConfigurationPasses() throws {
+        let result = try kioskcam(["config", "check", "--config", Package.root() + "/rootfs/etc/kioskcam/kioskcam.toml"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("configuration OK"))
+    }
+}
