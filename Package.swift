@@ -22,6 +22,8 @@ let package = Package(
         systemLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
         systemLibrary("CAVFormat", pkgConfig: "libavformat", apt: "libavformat-dev"),
         systemLibrary("CSwScale", pkgConfig: "libswscale", apt: "libswscale-dev"),
+        systemLibrary("CV4L2", pkgConfig: "libv4l2", apt: "libv4l-dev"),
+        systemLibrary("CALSA", pkgConfig: "alsa", apt: "libasound2-dev"),
 
         /// Pure policy: no C imports, most tests live here.
         .target(name: "KioskCore"),
@@ -35,6 +37,13 @@ let package = Package(
             name: "KioskSources",
             dependencies: ["KioskCore", .product(name: "SystemPackage", package: "swift-system")]
         ),
+        /// Thin Swift over libv4l2: capabilities, formats, mmap streaming, controls.
+        .target(
+            name: "KioskV4L2",
+            dependencies: ["KioskCore", "KioskMedia", "CV4L2", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        /// Thin Swift over alsa-lib: capture with xrun recovery, device listing.
+        .target(name: "KioskALSA", dependencies: ["KioskCore", "CALSA"]),
         /// The recording pipeline: encoder thread, segments, temp files, salvage.
         .target(
             name: "KioskRecording",
@@ -47,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "kioskcam",
             dependencies: [
-                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording",
+                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -56,6 +65,8 @@ let package = Package(
         /// ffprobe, temp folders and the built binary, shared by the test targets.
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskV4L2Tests", dependencies: ["KioskV4L2", "KioskMedia", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskALSATests", dependencies: ["KioskALSA", "KioskCore"]),
         .testTarget(name: "KioskMediaTests", dependencies: ["KioskMedia", "KioskCore", "KioskTestSupport"]),
         .testTarget(
             name: "KioskRecordingTests",

@@ -12,7 +12,9 @@ enum SourceFactory {
         let camera = configuration.camera
         let format = VideoFormat(size: camera.size, pixelFormat: camera.pixelFormat, framesPerSecond: camera.framesPerSecond)
         switch camera.source {
-        case .testPattern:
+        case .device(let path):
+            throw CLIError("V4L2 cameras (\(path)) are being wired in; use camera.source = \"test\" for now")
+        case .automatic, .testPattern:
             logger.notice("camera: built-in test pattern, \(format) (no camera device configured)")
             return TestPatternCamera(format: format)
         case .rawFile(let path):
@@ -29,6 +31,11 @@ enum SourceFactory {
         let mic = configuration.microphone
         let format = AudioFormat(sampleRate: mic.sampleRate, channels: mic.channels)
         switch mic.source {
+        case .alsa(let device):
+            throw CLIError("ALSA microphones (\(device)) are being wired in; use microphone.source = \"tone\" for now")
+        case .automatic:
+            logger.notice("microphone: built-in tone, \(Int(mic.toneFrequency)) Hz, \(format) (no microphone device configured)")
+            return ToneMicrophone(format: format, frequency: mic.toneFrequency)
         case .none:
             logger.info("microphone: none (recording without sound)")
             return nil

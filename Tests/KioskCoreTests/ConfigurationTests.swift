@@ -51,10 +51,12 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(c.storage.mediaRoot, "/var/lib/kioskcam/media")
         XCTAssertEqual(c.storage.segmentSeconds, 300)
         XCTAssertNil(c.storage.segmentMaxBytes)
-        XCTAssertEqual(c.camera.source, .testPattern)
+        XCTAssertEqual(c.camera.source, .automatic, "a real camera when there is one, else the test pattern")
+        XCTAssertNil(c.camera.zoom, "controls are left alone unless configured")
+        XCTAssertEqual(c.camera.lostAfterSeconds, 5)
         XCTAssertEqual(c.camera.size, FrameSize(width: 1280, height: 720))
         XCTAssertEqual(c.camera.framesPerSecond, 30)
-        XCTAssertEqual(c.microphone.source, .tone)
+        XCTAssertEqual(c.microphone.source, .automatic)
         XCTAssertEqual(c.encoder.videoCodec, "libx264")
         XCTAssertEqual(c.encoder.preset, "veryfast")
         XCTAssertNil(c.encoder.videoBitrate)
@@ -81,6 +83,13 @@ final class ConfigurationTests: XCTestCase {
         ("camera", "size", "\"640x480\""),
         ("camera", "fps", "25"),
         ("camera", "pixel_format", "\"NV12\""),
+        ("camera", "lost_after_seconds", "3"),
+        ("camera", "zoom", "150"),
+        ("camera", "focus", "\"auto\""),
+        ("camera", "exposure", "250"),
+        ("camera", "white_balance", "4500"),
+        ("camera", "brightness", "-10"),
+        ("camera", "contrast", "40"),
         ("microphone", "source", "\"file:/tmp/a.wav\""),
         ("microphone", "sample_rate", "44_100"),
         ("microphone", "channels", "2"),
@@ -118,6 +127,13 @@ final class ConfigurationTests: XCTestCase {
         expected.camera.size = FrameSize(width: 640, height: 480)
         expected.camera.framesPerSecond = 25
         expected.camera.pixelFormat = .nv12
+        expected.camera.lostAfterSeconds = 3
+        expected.camera.zoom = 150
+        expected.camera.focus = .automatic
+        expected.camera.exposure = .value(250)
+        expected.camera.whiteBalance = .value(4500)
+        expected.camera.brightness = -10
+        expected.camera.contrast = 40
         expected.microphone.source = .wavFile(path: "/tmp/a.wav")
         expected.microphone.sampleRate = 44_100
         expected.microphone.channels = 2
@@ -152,6 +168,12 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(parse("[microphone]\nsource = \"none\"")?.microphone.source, MicrophoneSource.none)
         XCTAssertEqual(parse("[microphone]\nsource = \"silence\"")?.microphone.source, .silence)
         XCTAssertEqual(parse("[microphone]\nsource = \"tone\"")?.microphone.source, .tone)
+        XCTAssertEqual(parse("[microphone]\nsource = \"alsa:plughw:1,0\"")?.microphone.source, .alsa(device: "plughw:1,0"))
+        XCTAssertEqual(parse("[microphone]\nsource = \"auto\"")?.microphone.source, .automatic)
+        XCTAssertEqual(parse("[camera]\nsource = \"/dev/video2\"")?.camera.source, .device(path: "/dev/video2"))
+        XCTAssertEqual(parse("[camera]\nsource = \"auto\"")?.camera.source, .automatic)
+        XCTAssertThrowsError(try Configuration(toml: "[camera]\nfocus = \"manual\""), "a control is auto or a number")
+        XCTAssertEqual(parse("[camera]\nexposure = 300")?.camera.exposure, .value(300))
         XCTAssertNil(parse("[storage]\nsegment_max_megabytes = 0")?.storage.segmentMaxBytes)
         XCTAssertNil(parse("[encoder]\nvideo_bitrate_kbps = 0")?.encoder.videoBitrate)
         // Integers are fine where a number is expected.
@@ -184,16 +206,16 @@ final class ConfigurationTests: XCTestCase {
         [camera]
         fps = 30
         # a comment
-        zoom = 2
+        frame_rate = 2
         """
-        let error = try XCTUnwrap(assertError(text, line: 4, key: "camera.zoom", "unknown key", "[camera]"))
+        let error = try XCTUnwrap(assertError(text, line: 4, key: "camera.frame_rate", "unknown key", "[camera]"))
         for sibling in ["source", "size", "fps", "pixel_format"] {
             XCTAssertTrue(error.message.contains(sibling), "'\(error.message)' lacks '\(sibling)'")
         }
         for stranger in ["sample_rate", "preset", "media_root", "camera.fps"] {
             XCTAssertFalse(error.message.contains(stranger), "'\(error.message)' names '\(stranger)'")
         }
-        XCTAssertEqual(error.description, "test.toml line 4 (camera.zoom): \(error.message)")
+        XCTAssertEqual(error.description, "test.toml line 4 (camera.frame_rate): \(error.message)")
     }
 
     func testUnknownSectionListsTheSections() throws {
@@ -305,12 +327,12 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertTrue(error.description.hasPrefix("--fps (camera.fps): "), error.description)
         }
         do throws(ConfigurationError) {
-            try c.set("camera.zoom", .integer(2), origin: "--zoom")
+            try c.set("camera.frame_rate", .integer(2), origin: "--frame-rate")
             XCTFail("unknown key accepted")
         } catch {
-            XCTAssertEqual(error.file, "--zoom")
-            XCTAssertEqual(error.key, "camera.zoom")
-            XCTAssertTrue(error.description.contains("--zoom"), error.description)
+            XCTAssertEqual(error.file, "--frame-rate")
+            XCTAssertEqual(error.key, "camera.frame_rate")
+            XCTAssertTrue(error.description.contains("--frame-rate"), error.description)
             XCTAssertTrue(error.message.contains("unknown key"), error.message)
         }
         // A failed set leaves the configuration alone.

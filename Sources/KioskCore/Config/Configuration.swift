@@ -16,35 +16,73 @@ public struct Configuration: Sendable, Equatable {
 
     /// Where frames come from.
     public enum CameraSource: Sendable, Equatable, CustomStringConvertible {
+        /// The first V4L2 capture device found, else the built-in test pattern.
+        case automatic
         /// The built-in moving test pattern.
         case testPattern
+        /// A V4L2 device node such as `/dev/video0`.
+        case device(path: String)
         /// Raw frames replayed from a file (tests, benchmark).
         case rawFile(path: String)
 
         public init?(parsing text: String) {
-            if text == "test" { self = .testPattern; return }
-            if text.hasPrefix("file:"), text.count > 5 { self = .rawFile(path: String(text.dropFirst(5))); return }
-            return nil
+            switch text {
+            case "auto": self = .automatic
+            case "test": self = .testPattern
+            default:
+                if text.hasPrefix("/dev/"), text.count > 5 { self = .device(path: text); return }
+                guard text.hasPrefix("file:"), text.count > 5 else { return nil }
+                self = .rawFile(path: String(text.dropFirst(5)))
+            }
         }
 
         public var description: String {
             switch self {
+            case .automatic: "auto"
             case .testPattern: "test"
+            case .device(let path): path
             case .rawFile(let path): "file:" + path
             }
         }
     }
 
+    /// A camera control's setting: the device's automatic mode, or a value.
+    public enum ControlSetting: Sendable, Equatable, CustomStringConvertible {
+        case automatic
+        case value(Int)
+
+        public var description: String {
+            switch self {
+            case .automatic: "auto"
+            case .value(let v): String(v)
+            }
+        }
+    }
+
     public struct Camera: Sendable, Equatable {
-        public var source: CameraSource = .testPattern
+        public var source: CameraSource = .automatic
         public var size = FrameSize(width: 1280, height: 720)
         public var framesPerSecond = 30
-        /// The layout the test pattern (or raw file) delivers.
+        /// The layout the test pattern (or raw file) delivers; for a V4L2 camera, the
+        /// preferred layout when the device offers several equally good ones.
         public var pixelFormat: PixelFormat = .yuyv
+        /// Seconds without a frame before the camera counts as lost.
+        public var lostAfterSeconds: Double = 5
+        /// Controls applied when the camera opens, each only if the device has it.
+        public var zoom: Int?
+        public var focus: ControlSetting?
+        public var exposure: ControlSetting?
+        public var whiteBalance: ControlSetting?
+        public var brightness: Int?
+        public var contrast: Int?
     }
 
     /// Where sound comes from.
     public enum MicrophoneSource: Sendable, Equatable, CustomStringConvertible {
+        /// ALSA's `default` capture device when the machine has a sound card, else the tone.
+        case automatic
+        /// An ALSA capture device by name: `default`, `hw:1,0`, `plughw:1,0`, …
+        case alsa(device: String)
         /// The built-in sine tone.
         case tone
         /// The built-in microphone, silent.
@@ -56,10 +94,12 @@ public struct Configuration: Sendable, Equatable {
 
         public init?(parsing text: String) {
             switch text {
+            case "auto": self = .automatic
             case "tone": self = .tone
             case "silence": self = .silence
             case "none": self = .none
             default:
+                if text.hasPrefix("alsa:"), text.count > 5 { self = .alsa(device: String(text.dropFirst(5))); return }
                 guard text.hasPrefix("file:"), text.count > 5 else { return nil }
                 self = .wavFile(path: String(text.dropFirst(5)))
             }
@@ -67,6 +107,8 @@ public struct Configuration: Sendable, Equatable {
 
         public var description: String {
             switch self {
+            case .automatic: "auto"
+            case .alsa(let device): "alsa:" + device
             case .tone: "tone"
             case .silence: "silence"
             case .none: "none"
@@ -76,7 +118,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     public struct Microphone: Sendable, Equatable {
-        public var source: MicrophoneSource = .tone
+        public var source: MicrophoneSource = .automatic
         public var sampleRate = 48_000
         public var channels = 1
         /// Pitch of the built-in tone microphone.

@@ -38,6 +38,20 @@ struct ConfigKey {
         }
     }
 
+    /// A camera control: "auto" or a whole number.
+    static func control(_ path: String, _ set: @escaping (inout Configuration, Configuration.ControlSetting) -> Void) -> ConfigKey {
+        ConfigKey(path: path, allowed: "\"auto\" or a whole number (clamped to the camera's range)") { config, value in
+            switch value {
+            case .string("auto"): set(&config, .automatic)
+            case .integer(let raw):
+                guard let int = Int(exactly: raw) else { return false }
+                set(&config, .value(int))
+            default: return false
+            }
+            return true
+        }
+    }
+
     static func choice<Choice: RawRepresentable & CaseIterable>(
         _ path: String, _ type: Choice.Type, _ set: @escaping (inout Configuration, Choice) -> Void
     ) -> ConfigKey where Choice.RawValue == String {
@@ -70,7 +84,7 @@ extension Configuration {
             },
             .number("storage.sync_interval_seconds", 0.2...60, unit: " seconds") { c, v in c.storage.syncIntervalSeconds = v },
 
-            .string("camera.source", allowed: "\"test\" or \"file:/path/to/frames.raw\"") { c, text in
+            .string("camera.source", allowed: "\"auto\", \"test\", a device such as \"/dev/video0\", or \"file:/path/to/frames.raw\"") { c, text in
                 guard let source = CameraSource(parsing: text) else { return false }
                 c.camera.source = source
                 return true
@@ -82,8 +96,15 @@ extension Configuration {
             },
             .integer("camera.fps", 1...120) { c, v in c.camera.framesPerSecond = v },
             .choice("camera.pixel_format", PixelFormat.self) { c, v in c.camera.pixelFormat = v },
+            .number("camera.lost_after_seconds", 1...60, unit: " seconds") { c, v in c.camera.lostAfterSeconds = v },
+            .integer("camera.zoom", -1_000_000...1_000_000, unit: " (clamped to the camera's range)") { c, v in c.camera.zoom = v },
+            .control("camera.focus") { c, v in c.camera.focus = v },
+            .control("camera.exposure") { c, v in c.camera.exposure = v },
+            .control("camera.white_balance") { c, v in c.camera.whiteBalance = v },
+            .integer("camera.brightness", -1_000_000...1_000_000, unit: " (clamped to the camera's range)") { c, v in c.camera.brightness = v },
+            .integer("camera.contrast", -1_000_000...1_000_000, unit: " (clamped to the camera's range)") { c, v in c.camera.contrast = v },
 
-            .string("microphone.source", allowed: "\"tone\", \"silence\", \"none\" or \"file:/path/to/audio.wav\"") { c, text in
+            .string("microphone.source", allowed: "\"auto\", an ALSA device such as \"alsa:default\" or \"alsa:hw:1,0\", \"tone\", \"silence\", \"none\" or \"file:/path/to/audio.wav\"") { c, text in
                 guard let source = MicrophoneSource(parsing: text) else { return false }
                 c.microphone.source = source
                 return true
