@@ -42,6 +42,9 @@ public struct RecorderStatus: Sendable, Equatable {
     /// Frames the encoder thread could not keep up with (dropped, oldest first).
     public var droppedVideoFrames = 0
     public var droppedAudioChunks = 0
+    /// Sound level per channel (RMS and peak hold, dBFS), updated 10 times a second
+    /// whether or not a recording runs.
+    public var audioLevels: AudioLevels?
     public var lastError: String?
     public var finishedFiles: [String] = []
 }
@@ -98,6 +101,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     private var recordingStart: MonotonicInstant?
     private var recordingLimit: Double?
     private var jpegEncoder: JPEGEncoder?
+    private var levelMeter = AudioLevelMeter()
     private var lastVideoFormat: VideoFormat?
 
     /// - Parameters:
@@ -256,6 +260,10 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     }
 
     private func handle(_ chunk: AudioChunk, state: RecordingState) {
+        let previous = levelMeter.levels
+        levelMeter.process(chunk.buffer.bytes.bindMemory(to: Int16.self), channels: chunk.format.channels,
+                           sampleRate: chunk.format.sampleRate, at: chunk.timestamp)
+        if let levels = levelMeter.levels, levels != previous { lock.withLock { published.audioLevels = levels } }
         if let retiring {
             do { try retiring.writeAudio(chunk) } catch { fail(retiring, error) }
         }

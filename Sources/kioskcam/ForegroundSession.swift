@@ -63,11 +63,31 @@ struct ForegroundSession {
         }
         let progress = ProgressLine(enabled: showProgress)
         var stopReason = "done"
+        var cameraLost = false
+        var recordedBeforeLoss = 0.0
         while true {
             Thread.sleep(forTimeInterval: 0.1)
             let status = recorder.status
             progress.show(status)
-            if status.state == .idle || status.state == .stopping {
+            if let supervisor = camera as? CameraSupervisor {
+                switch supervisor.health {
+                case .lost where !cameraLost:
+                    // Keep what was recorded: finish the file now, resume when the camera returns.
+                    cameraLost = true
+                    logger.error("\(supervisor.health); the recording so far is kept, and recording resumes when the camera is back")
+                    recordedBeforeLoss += status.secondsWritten
+                    try? recorder.stop(.now)
+                case .running where cameraLost && status.state == .idle:
+                    cameraLost = false
+                    logger.notice("camera is back: recording again")
+                    let remaining = limit.map { max(0.1, $0 - recordedBeforeLoss) }
+                    do { try recorder.start(maximumSeconds: remaining) } catch { logger.error("could not resume: \(error)") }
+                    continue
+                default:
+                    break
+                }
+            }
+            if !cameraLost, status.state == .idle || status.state == .stopping {
                 stopReason = limit != nil ? "duration reached" : "the recording ended"
                 break
             }
@@ -88,6 +108,7 @@ struct ForegroundSession {
         }
         progress.finish(recorder.status)
         recorder.shutdown()
+        // A lost camera while stopping is not a failure of the recording: its part is kept.
         let failures = log.failureMessages
         if let failure = failures.first {
             let kept = log.finishedFiles
@@ -177,6 +198,10 @@ final class ProgressLine {
         var line = "\(status.state == .recording ? "● REC" : status.state.rawValue)  \(time)  \(size)  segment \(status.segmentIndex)"
         line += "  dropped \(status.droppedVideoFrames) frames"
         if status.droppedAudioChunks > 0 { line += ", \(status.droppedAudioChunks) audio chunks" }
+        if let levels = status.audioLevels {
+            let channels = zip(levels.rmsDBFS, levels.peakHoldDBFS).map { String(format: "%.0f/%.0f", $0, $1) }
+            line += "  level \(channels.joined(separator: " ")) dBFS"
+        }
         return line
     }
 }

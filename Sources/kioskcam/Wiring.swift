@@ -4,6 +4,7 @@ import KioskCore
 import KioskMedia
 import KioskRecording
 import KioskSources
+import KioskALSA
 import Logging
 
 /// Builds the capture sources the configuration names, and says which were chosen.
@@ -32,9 +33,12 @@ enum SourceFactory {
         let format = AudioFormat(sampleRate: mic.sampleRate, channels: mic.channels)
         switch mic.source {
         case .alsa(let device):
-            throw CLIError("ALSA microphones (\(device)) are being wired in; use microphone.source = \"tone\" for now")
+            return try openALSA(device, format: format, logger: logger)
         case .automatic:
-            logger.notice("microphone: built-in tone, \(Int(mic.toneFrequency)) Hz, \(format) (no microphone device configured)")
+            if !ALSADevices.captureDevices().isEmpty {
+                return try openALSA("default", format: format, logger: logger)
+            }
+            logger.notice("microphone: no sound card found; using the built-in tone, \(Int(mic.toneFrequency)) Hz, \(format)")
             return ToneMicrophone(format: format, frequency: mic.toneFrequency)
         case .none:
             logger.info("microphone: none (recording without sound)")
@@ -53,6 +57,17 @@ enum SourceFactory {
             } catch {
                 throw CLIError(error.description)
             }
+        }
+    }
+
+    private static func openALSA(_ device: String, format: AudioFormat, logger: Logger) throws -> AudioSource {
+        do {
+            let microphone = try ALSAMicrophone(device: device, format: format)
+            microphone.onDiagnostic = { [logger] message in logger.warning("microphone \(device): \(message)") }
+            logger.info("microphone: ALSA \(device), \(microphone.format), \(microphone.periodFrames)-frame periods")
+            return microphone
+        } catch {
+            throw CLIError(error.description)
         }
     }
 

@@ -1,0 +1,163 @@
+import CALSA
+import Glibc
+
+/// A failed alsa-lib call on one device: what was attempted, ALSA's own error, and what to do.
+///
+/// Every negative alsa-lib return code is turned into this type here, in `init`, and
+/// nowhere else, so each message names the device, the step and the fix the same way:
+///
+///     hw:7,0: open for capture failed: No such file or directory (ALSA error -2).
+///     The device is missing: list capture devices with `arecord -l` or `kioskcam probe`; set microphone.device.
+public struct ALSAError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// The step that failed; the `set…` cases are what the device may refuse.
+    public enum Operation: Sendable, Equatable, CustomStringConvertible {
+        case loadConfiguration
+        case open
+        case readCapabilities
+        case setAccess
+        case setSampleFormat
+        case setChannels(Int)
+        case setSampleRate(Int)
+        case setPeriod(milliseconds: Int)
+        case setBufferSize
+        case applyHardwareParameters
+        case applySoftwareParameters
+        case start
+        case read
+        case recover
+        case openControl
+        case createThread
+
+        public var description: String {
+            switch self {
+            case .loadConfiguration: "load the ALSA configuration"
+            case .open: "open for capture"
+            case .readCapabilities: "read the device's capabilities"
+            case .setAccess: "set interleaved read/write access"
+            case .setSampleFormat: "set sample format S16_LE"
+            case .setChannels(let channels): "set \(channels) channel\(channels == 1 ? "" : "s")"
+            case .setSampleRate(let rate): "set sample rate \(rate) Hz"
+            case .setPeriod(let milliseconds): "set a period of about \(milliseconds) ms"
+            case .setBufferSize: "set the buffer size"
+            case .applyHardwareParameters: "apply the hardware parameters"
+            case .applySoftwareParameters: "apply the software parameters (timestamps)"
+            case .start: "start capture"
+            case .read: "read audio"
+            case .recover: "recover after an overrun or suspend"
+            case .openControl: "open the card's control device"
+            case .createThread: "create the capture thread"
+            }
+        }
+
+        /// Whether the device itself may refuse this value (so the hint lists what it offers).
+        var isNegotiation: Bool {
+            switch self {
+            case .setAccess, .setSampleFormat, .setChannels, .setSampleRate, .setPeriod, .setBufferSize: true
+            default: false
+            }
+        }
+    }
+
+    /// What kind of trouble, for callers that react differently (e.g. retry later when busy).
+    public enum Reason: Sendable, Equatable {
+        /// ENOENT/ENODEV/ENXIO: no such device, or it was unplugged.
+        case deviceMissing
+        /// EBUSY: another program holds the device.
+        case busy
+        /// EACCES/EPERM: the user may not open the device node.
+        case permissionDenied
+        /// The device cannot capture in the requested format, rate, channels or period.
+        case unsupported
+        /// `start` on a microphone that is already capturing (EBUSY) or already stopped (EBADFD).
+        case invalidState
+        case other
+    }
+
+    public let device: String
+    public let operation: Operation
+    /// The negative alsa-lib return code (a negated errno).
+    public let code: Int32
+    /// `snd_strerror(code)`.
+    public let systemMessage: String
+    public let reason: Reason
+    /// What to do about it, naming the command or config key.
+    public let hint: String?
+
+    /// Maps an alsa-lib failure; the single place where codes become reasons and hints.
+    /// - Parameters:
+    ///   - device: The ALSA device name as configured ("hw:1,0", "plughw:1,0", "default").
+    ///   - operation: The step that failed.
+    ///   - code: alsa-lib's negative return code (a positive errno is accepted too).
+    ///   - offered: What the device supports, for negotiation failures.
+    public init(device: String, operation: Operation, code: Int32, offered: ALSAPCMCapabilities? = nil) {
+        self.device = device
+        self.operation = operation
+        self.code = code > 0 ? -code : code
+        systemMessage = String(cString: snd_strerror(self.code))
+        switch -self.code {
+        case EBUSY where operation == .start, EBADFD where operation == .start:
+            reason = .invalidState
+            hint = -self.code == EBUSY
+                ? "This microphone is already capturing; stop() it first."
+                : "This microphone was stopped and its device closed; open a new ALSAMicrophone."
+        case ENOENT, ENODEV, ENXIO:
+            reason = .deviceMissing
+            hint = operation == .read || operation == .recover
+                ? "The device disappeared (unplugged?): reconnect it; list capture devices with `arecord -l` or `kioskcam probe`; set microphone.device."
+                : "The device is missing: list capture devices with `arecord -l` or `kioskcam probe`; set microphone.device."
+        case EBUSY:
+            reason = .busy
+            hint = "The device is busy: another program is using it; stop it or use a dsnoop/`plughw:` device."
+        case EACCES, EPERM:
+            reason = .permissionDenied
+            hint = "Permission denied: add the user to the `audio` group (`usermod -aG audio USER`, then log in again)."
+        default:
+            if operation.isNegotiation {
+                reason = .unsupported
+                hint = Self.unsupportedHint(device: device, operation: operation, offered: offered)
+            } else if operation == .loadConfiguration {
+                reason = .other
+                hint = "Check the ALSA configuration text (asoundrc syntax)."
+            } else {
+                reason = .other
+                hint = nil
+            }
+        }
+    }
+
+    public var description: String {
+        var text = "\(device): \(operation) failed: \(systemMessage) (ALSA error \(code))."
+        if let hint { text += " " + hint }
+        return text
+    }
+
+    /// Names what the device offers and the `plughw:` alternative that converts for us.
+    static func unsupportedHint(device: String, operation: Operation, offered: ALSAPCMCapabilities?) -> String {
+        let plug = plugDeviceName(for: device)
+        let convert = "or use `\(plug)` to let ALSA convert"
+        guard let offered else {
+            return "The device refuses this setting; \(convert)."
+        }
+        switch operation {
+        case .setSampleRate:
+            return "The device offers \(offered.rateText); set microphone.sample_rate to one of those, "
+                + "or use `\(plug)` to let ALSA resample."
+        case .setChannels:
+            return "The device offers \(offered.channelText); set microphone.channels to one of those, \(convert)."
+        case .setSampleFormat, .setAccess:
+            return "The device does not offer interleaved S16_LE samples; \(convert)."
+        case .setPeriod:
+            return "The device offers periods of \(offered.periodText); use a dsnoop or `\(plug)` device "
+                + "with periods of 20–50 ms."
+        default:
+            return "The device offers \(offered.rateText) and \(offered.channelText); \(convert)."
+        }
+    }
+
+    /// "hw:1,0" → "plughw:1,0"; other names get the generic form.
+    static func plugDeviceName(for device: String) -> String {
+        if device.hasPrefix("hw:") { return "plug" + device }
+        if device.hasPrefix("plughw:") { return device }
+        return "plughw:CARD,DEVICE"
+    }
+}
