@@ -39,4 +39,41 @@ static inline void *kc_map_failed(void) { return MAP_FAILED; }
 
 /* libv4l2's v4l2_ioctl is variadic, which Swift cannot call: one typed wrapper. */
 static inline int kc_v4l2_ioctl(int fd, unsigned long request, void *arg) { return v4l2_ioctl(fd, request, arg); }
+
+/* --- added for KioskV4L2 ------------------------------------------------------- */
+#include <sys/eventfd.h>
+#include <time.h>
+
+/* v4l2_open is variadic; kioskcam opens with open(2) itself (so a file that is not a
+   V4L2 device fails quietly, without libv4l2's stderr message) and then hands the fd
+   to libv4l2 — exactly what v4l2_open does inside. */
+static inline int kc_v4l2_fd_open(int fd) { return v4l2_fd_open(fd, 0); }
+
+/* The capture thread's wake-up line: stop() writes, the thread's poll() sees it. */
+static inline int kc_wake_fd_open(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+static inline int kc_wake_fd_signal(int fd) { return eventfd_write(fd, 1); }
+static inline void kc_wake_fd_drain(int fd) { eventfd_t value; (void)eventfd_read(fd, &value); }
+
+/* Control ids are (CLASS_BASE + n) expressions, which Swift does not import. */
+static inline unsigned int kc_v4l2_cid_brightness(void) { return V4L2_CID_BRIGHTNESS; }
+static inline unsigned int kc_v4l2_cid_contrast(void) { return V4L2_CID_CONTRAST; }
+static inline unsigned int kc_v4l2_cid_auto_white_balance(void) { return V4L2_CID_AUTO_WHITE_BALANCE; }
+static inline unsigned int kc_v4l2_cid_white_balance_temperature(void) { return V4L2_CID_WHITE_BALANCE_TEMPERATURE; }
+static inline unsigned int kc_v4l2_cid_exposure_auto(void) { return V4L2_CID_EXPOSURE_AUTO; }
+static inline unsigned int kc_v4l2_cid_exposure_absolute(void) { return V4L2_CID_EXPOSURE_ABSOLUTE; }
+static inline unsigned int kc_v4l2_cid_focus_auto(void) { return V4L2_CID_FOCUS_AUTO; }
+static inline unsigned int kc_v4l2_cid_focus_absolute(void) { return V4L2_CID_FOCUS_ABSOLUTE; }
+static inline unsigned int kc_v4l2_cid_zoom_absolute(void) { return V4L2_CID_ZOOM_ABSOLUTE; }
+static inline unsigned int kc_v4l2_cid_flash_led_mode(void) { return V4L2_CID_FLASH_LED_MODE; }
+static inline int kc_v4l2_exposure_manual(void) { return V4L2_EXPOSURE_MANUAL; }
+static inline int kc_v4l2_exposure_auto(void) { return V4L2_EXPOSURE_AUTO; }
+static inline int kc_v4l2_exposure_aperture_priority(void) { return V4L2_EXPOSURE_APERTURE_PRIORITY; }
+static inline int kc_v4l2_flash_led_mode_none(void) { return V4L2_FLASH_LED_MODE_NONE; }
+static inline int kc_v4l2_flash_led_mode_torch(void) { return V4L2_FLASH_LED_MODE_TORCH; }
+
+/* The structs Swift reads field by field: a layout change would be silent there. */
+_Static_assert(sizeof(struct v4l2_capability) == 104, "v4l2_capability layout");
+_Static_assert(sizeof(struct v4l2_queryctrl) == 68, "v4l2_queryctrl layout");
+_Static_assert(sizeof(struct v4l2_querymenu) == 44, "v4l2_querymenu layout");
+_Static_assert(sizeof(struct v4l2_format) == 208, "v4l2_format layout");
 #endif

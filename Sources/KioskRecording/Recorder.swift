@@ -264,13 +264,14 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         levelMeter.process(chunk.buffer.bytes.bindMemory(to: Int16.self), channels: chunk.format.channels,
                            sampleRate: chunk.format.sampleRate, at: chunk.timestamp)
         if let levels = levelMeter.levels, levels != previous { lock.withLock { published.audioLevels = levels } }
-        if let retiring {
-            do { try retiring.writeAudio(chunk) } catch { fail(retiring, error) }
-        }
         if settings.video == nil, state == .starting, active == nil, stopTime == nil {
             openSegment(at: chunk.timestamp, videoFormat: nil)
         }
-        if settings.video == nil, reachedLimit(at: chunk.timestamp) { return }
+        // First, so that a segment the limit just ended still gets this chunk's head.
+        _ = reachedLimit(at: chunk.timestamp)
+        if let retiring {
+            do { try retiring.writeAudio(chunk) } catch { fail(retiring, error) }
+        }
         guard let segment = active else { return }
         if settings.video != nil, segment.end == nil, queue.isVideoDone, let last = segment.lastVideoTimestamp {
             // The camera delivered its last frame: sound after it is not part of the video.
@@ -285,11 +286,13 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         do { try current.writeAudio(chunk) } catch { fail(current, error) }
     }
 
-    /// Ends the recording at `time` if its time limit is reached there.
+    /// Ends the recording at exactly start + limit once `time` (a frame's, or a sound
+    /// chunk's — so a stalled camera cannot stretch the recording) has reached it.
     private func reachedLimit(at time: MonotonicInstant) -> Bool {
         guard let recordingLimit, let recordingStart, let segment = active,
               time.seconds(since: recordingStart) >= recordingLimit - 0.001 else { return false }
         self.recordingLimit = nil
+        let time = recordingStart.advanced(byNanoseconds: Int64(recordingLimit * 1e9))
         let stopped = lock.withLock { (try? machine.apply(.stop)) != nil }
         guard stopped else { return false }
         lock.withLock { published.state = machine.state }
@@ -351,7 +354,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         var video = settings.video
         if let videoFormat { video?.input = videoFormat }
         var metadata = settings.metadata
-        metadata["creation_time"] = ISO8601DateFormatter().string(from: wallStart)
+        metadata["creation_time"] = iso8601UTC(secondsSince1970: Int64(wallStart.timeIntervalSince1970.rounded(.down)))
         var serial = 0
         while true {
             let temp = settings.layout.incomingPath(kind, local, serial: serial)

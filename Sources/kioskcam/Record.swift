@@ -28,10 +28,10 @@ struct Record: ParsableCommand {
     @Flag(help: "Record sound only, as AAC in .m4a under audio/.")
     var audioOnly = false
 
-    @Option(help: ArgumentHelp("Camera: test, or file:PATH with raw frames.", valueName: "source"))
+    @Option(help: ArgumentHelp("Camera: auto, test, a device such as /dev/video0, or file:PATH with raw frames.", valueName: "source"))
     var camera: String?
 
-    @Option(help: ArgumentHelp("Microphone: tone, silence, none, or file:PATH.wav.", valueName: "source"))
+    @Option(help: ArgumentHelp("Microphone: auto, alsa:DEVICE (alsa:hw:1,0, alsa:plughw:1,0), tone, silence, none, or file:PATH.wav.", valueName: "source"))
     var mic: String?
 
     @Option(help: ArgumentHelp("Frame size, e.g. 1280x720.", valueName: "WxH"))
@@ -40,7 +40,7 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("Frames per second.", valueName: "n"))
     var fps: Int?
 
-    @Option(help: ArgumentHelp("Camera pixel layout: YUYV, UYVY, YU12, NV12.", valueName: "fourcc"))
+    @Option(help: ArgumentHelp("Pixel layout: auto, YUYV, UYVY, YU12, NV12 (a camera prefers it among equal offers).", valueName: "fourcc"))
     var pixelFormat: String?
 
     @Option(help: ArgumentHelp("libavcodec H.264 encoder, e.g. libx264 or h264_v4l2m2m.", valueName: "name"))
@@ -85,7 +85,10 @@ struct Record: ParsableCommand {
         if let mic { try configuration.override("microphone.source", .string(mic), origin: "--mic") }
         if let size { try configuration.override("camera.size", .string(size), origin: "--size") }
         if let fps { try configuration.override("camera.fps", .integer(Int64(fps)), origin: "--fps") }
-        if let pixelFormat { try configuration.override("camera.pixel_format", .string(pixelFormat.uppercased()), origin: "--pixel-format") }
+        if let pixelFormat {
+            let value = pixelFormat.lowercased() == "auto" ? "auto" : pixelFormat.uppercased()
+            try configuration.override("camera.pixel_format", .string(value), origin: "--pixel-format")
+        }
         if let encoder { try configuration.override("encoder.video_codec", .string(encoder), origin: "--encoder") }
         if let segment {
             guard let seconds = parseDuration(segment) else {

@@ -5,18 +5,25 @@ import KioskMedia
 import KioskRecording
 import KioskSources
 import KioskALSA
+import KioskV4L2
 import Logging
 
 /// Builds the capture sources the configuration names, and says which were chosen.
 enum SourceFactory {
     static func camera(_ configuration: Configuration, realtime: Bool, logger: Logger) throws -> VideoSource {
         let camera = configuration.camera
-        let format = VideoFormat(size: camera.size, pixelFormat: camera.pixelFormat, framesPerSecond: camera.framesPerSecond)
+        let format = VideoFormat(size: camera.size, pixelFormat: camera.builtInPixelFormat, framesPerSecond: camera.framesPerSecond)
         switch camera.source {
         case .device(let path):
-            throw CLIError("V4L2 cameras (\(path)) are being wired in; use camera.source = \"test\" for now")
-        case .automatic, .testPattern:
-            logger.notice("camera: built-in test pattern, \(format) (no camera device configured)")
+            return try openV4L2(path, configuration, logger: logger)
+        case .automatic:
+            if let found = V4L2Discovery.cameras().first {
+                return try openV4L2(found.path, configuration, logger: logger)
+            }
+            logger.notice("camera: no camera found; using the built-in test pattern, \(format)")
+            return TestPatternCamera(format: format)
+        case .testPattern:
+            logger.notice("camera: built-in test pattern, \(format)")
             return TestPatternCamera(format: format)
         case .rawFile(let path):
             logger.info("camera: raw frames from \(path), \(format), \(realtime ? "real time" : "as fast as possible")")
@@ -56,6 +63,37 @@ enum SourceFactory {
                 return source
             } catch {
                 throw CLIError(error.description)
+            }
+        }
+    }
+
+    /// Opens a V4L2 camera, applies the configured controls, and puts it under a
+    /// supervisor that reopens it after an unplug.
+    private static func openV4L2(_ path: String, _ configuration: Configuration, logger: Logger) throws -> VideoSource {
+        let c = configuration.camera
+        let request = CameraFormatRequest(size: c.size, framesPerSecond: c.framesPerSecond, preferredFourCC: c.pixelFormat?.rawValue)
+        @Sendable func open() throws -> VideoSource {
+            let camera = try V4L2Camera(path: path, request: request, noFrameTimeout: c.lostAfterSeconds)
+            for line in camera.controls.apply(zoom: c.zoom, focus: c.focus, exposure: c.exposure, whiteBalance: c.whiteBalance,
+                                              brightness: c.brightness, contrast: c.contrast) {
+                logger.info("camera \(path): \(line)")
+            }
+            return camera
+        }
+        let first: VideoSource
+        do {
+            first = try open()
+        } catch {
+            throw CLIError("\(error)")
+        }
+        if let camera = first as? V4L2Camera {
+            logger.info("camera: \(path) (\(camera.device.capabilities.card)): \(camera.negotiation)")
+        }
+        return CameraSupervisor(camera: first, open: open) { health in
+            switch health {
+            case .lost: logger.error("\(path): \(health)")
+            case .running: logger.info("camera \(path) is delivering frames")
+            case .starting: break
             }
         }
     }

@@ -193,4 +193,11 @@ final class LibraryLayoutTests: XCTestCase {
         XCTAssertEqual(layout.finalPath(.video, time), "/video/20260102/030405.mp4")
         XCTAssertEqual(layout.incomingDirectory, "/.incoming")
     }
+
+    func testISO8601UTCMatchesFoundation() {
+        let formatter = ISO8601DateFormatter()
+        for seconds: Int64 in [0, 951_782_400 /* 2000-02-29 */, 1_709_164_800, 1_795_000_000, 4_102_444_799, -86_401] {
+            XCTAssertEqual(iso8601UTC(secondsSince1970: seconds), formatter.string(from: Date(timeIntervalSince1970: Double(seconds))))
+        }
+    }
 }

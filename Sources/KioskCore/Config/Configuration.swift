@@ -63,9 +63,11 @@ public struct Configuration: Sendable, Equatable {
         public var source: CameraSource = .automatic
         public var size = FrameSize(width: 1280, height: 720)
         public var framesPerSecond = 30
-        /// The layout the test pattern (or raw file) delivers; for a V4L2 camera, the
-        /// preferred layout when the device offers several equally good ones.
-        public var pixelFormat: PixelFormat = .yuyv
+        /// The layout asked for: for a V4L2 camera it wins among equally good offers;
+        /// nil ("auto") lets the camera pick the cheapest (YU12/NV12 need no conversion).
+        public var pixelFormat: PixelFormat?
+        /// What the test pattern and raw files deliver: the chosen layout, else YUYV.
+        public var builtInPixelFormat: PixelFormat { pixelFormat ?? .yuyv }
         /// Seconds without a frame before the camera counts as lost.
         public var lostAfterSeconds: Double = 5
         /// Controls applied when the camera opens, each only if the device has it.

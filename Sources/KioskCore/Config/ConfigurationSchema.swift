@@ -95,7 +95,12 @@ extension Configuration {
                 return true
             },
             .integer("camera.fps", 1...120) { c, v in c.camera.framesPerSecond = v },
-            .choice("camera.pixel_format", PixelFormat.self) { c, v in c.camera.pixelFormat = v },
+            .string("camera.pixel_format", allowed: "\"auto\", \"YUYV\", \"UYVY\", \"YU12\" or \"NV12\"") { c, text in
+                if text == "auto" { c.camera.pixelFormat = nil; return true }
+                guard let format = PixelFormat(rawValue: text) else { return false }
+                c.camera.pixelFormat = format
+                return true
+            },
             .number("camera.lost_after_seconds", 1...60, unit: " seconds") { c, v in c.camera.lostAfterSeconds = v },
             .integer("camera.zoom", -1_000_000...1_000_000, unit: " (clamped to the camera's range)") { c, v in c.camera.zoom = v },
             .control("camera.focus") { c, v in c.camera.focus = v },

@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import KioskALSA
+import KioskV4L2
+
+/// `kioskcam probe`: what cameras and microphones this machine has, and what they can do.
+struct Probe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List cameras (V4L2) and microphones (ALSA) with their formats, sizes, rates and controls."
+    )
+
+    @Flag(help: "Print JSON (for scripts) instead of text.")
+    var json = false
+
+    struct Report: Codable {
+        var cameras: [CameraDescription]
+        var skipped: [DiscoveryReport.Skipped]
+        var microphones: [ALSACaptureDevice]
+    }
+
+    func run() throws {
+        let discovery = V4L2Discovery.scan()
+        let report = Report(cameras: discovery.cameras, skipped: discovery.skipped, microphones: ALSADevices.captureDevices())
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            return
+        }
+        print("Cameras:")
+        if report.cameras.isEmpty { print("  none found (kioskcam will use its built-in test pattern)") }
+        for camera in report.cameras {
+            print("  \(camera.path): \(camera.card) (driver \(camera.driver), \(camera.bus))")
+            for format in camera.formats where !format.emulated {
+                let sizes = format.sizes.prefix(8).map { size -> String in
+                    let rates = size.frameRates.prefix(6).map { String(format: "%g", $0) }.joined(separator: "/")
+                    return "\(size.width)x\(size.height)" + (rates.isEmpty ? "" : "@\(rates)")
+                }
+                let more = format.sizes.count > 8 ? " …" : ""
+                print("    \(format.fourcc) \(format.description)\(format.usable ? "" : " (not usable by kioskcam)"): \(sizes.joined(separator: " "))\(more)")
+            }
+            let controls = camera.controls.filter { !$0.readOnly }.map { "\($0.name) [\($0.minimum)…\($0.maximum)]" }
+            if !controls.isEmpty { print("    controls: \(controls.prefix(12).joined(separator: ", "))\(controls.count > 12 ? ", …" : "")") }
+        }
+        for skipped in report.skipped { print("  \(skipped.path): skipped (\(skipped.reason))") }
+        print("Microphones:")
+        if report.microphones.isEmpty { print("  none found (kioskcam will use its built-in tone)") }
+        for mic in report.microphones {
+            var line = "  alsa:\(mic.name): \(mic.cardName) — \(mic.deviceName)"
+            if let caps = mic.capabilities {
+                line += "; \(caps.rates.map(String.init).joined(separator: "/")) Hz, \(caps.minChannels)–\(caps.maxChannels) ch"
+                if !caps.supportsS16 { line += ", no S16 (use plughw:)" }
+            }
+            if let error = mic.error { line += " (\(error))" }
+            print(line)
+        }
+    }
+}
