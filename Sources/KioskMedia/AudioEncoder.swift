@@ -31,6 +31,7 @@ final class AudioEncoder {
 
     /// - Throws: `MediaError` when there is no AAC encoder or it refuses the format.
     init(settings: AudioTrackSettings, globalHeader: Bool) throws(MediaError) {
+        MediaLibraryLog.quietByDefault
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
             throw MediaError(.encoderNotFound, operation: "open audio encoder", detail: "this FFmpeg build has no AAC encoder")
         }

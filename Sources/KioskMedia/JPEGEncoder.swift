@@ -17,6 +17,7 @@ public final class JPEGEncoder {
     ///   - quality: 1 (smallest) to 100 (best).
     /// - Throws: `MediaError` if the MJPEG encoder is missing or refuses the size.
     public init(input: VideoFormat, quality: Int) throws(MediaError) {
+        MediaLibraryLog.quietByDefault
         self.input = input
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG), let context = avcodec_alloc_context3(codec) else {
             throw MediaError(.encoderNotFound, operation: "open JPEG encoder", detail: "this FFmpeg build has no MJPEG encoder")

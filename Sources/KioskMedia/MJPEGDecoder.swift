@@ -34,6 +34,7 @@ public final class MJPEGDecoder {
     ///     still work, at the cost of one reallocation.
     /// - Throws: `MediaError.encoderNotFound` if this FFmpeg has no MJPEG decoder.
     public init(size: FrameSize, maximumFrameBytes: Int = 0) throws(MediaError) {
+        MediaLibraryLog.quietByDefault
         self.size = size
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_MJPEG), let context = avcodec_alloc_context3(codec) else {
             throw MediaError(.encoderNotFound, operation: "open MJPEG decoder", detail: "this FFmpeg build has no MJPEG decoder")

@@ -73,7 +73,11 @@ func check(_ result: Int32, _ code: MediaError.Code, _ operation: String, path: 
 /// FFmpeg's log level, set once per process: libx264 and the muxer are chatty at
 /// "info", and their warnings reach the user through our own errors instead.
 public enum MediaLibraryLog {
+    /// Errors only, set once before the first encoder or decoder opens.
+    static let quietByDefault: Void = av_log_set_level(AV_LOG_ERROR)
+
     public static func setVerbose(_ verbose: Bool) {
+        quietByDefault
         av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR)
     }
 }

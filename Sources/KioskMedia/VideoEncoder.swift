@@ -54,6 +54,7 @@ final class VideoEncoder {
     /// - Throws: `MediaError.encoderNotFound` (with the available H.264 encoders) or
     ///   `.encoderRejectedSettings` when the encoder refuses size, rate or options.
     init(settings: VideoTrackSettings, globalHeader: Bool) throws(MediaError) {
+        MediaLibraryLog.quietByDefault
         self.settings = settings
         guard let codec = avcodec_find_encoder_by_name(settings.codecName), codec.pointee.type == AVMEDIA_TYPE_VIDEO else {
             let names = availableH264Encoders()
