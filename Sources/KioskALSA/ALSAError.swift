@@ -7,7 +7,7 @@ import Glibc
 /// nowhere else, so each message names the device, the step and the fix the same way:
 ///
 ///     hw:7,0: open for capture failed: No such file or directory (ALSA error -2).
-///     The device is missing: list capture devices with `arecord -l` or `kioskcam probe`; set microphone.device.
+///     The device is missing: list capture devices with `arecord -l` or `kioskcam probe`; set microphone.source to "alsa:NAME".
 public struct ALSAError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The step that failed; the `set…` cases are what the device may refuse.
     public enum Operation: Sendable, Equatable, CustomStringConvertible {
@@ -103,8 +103,8 @@ public struct ALSAError: Error, CustomStringConvertible, Sendable, Equatable {
         case ENOENT, ENODEV, ENXIO:
             reason = .deviceMissing
             hint = operation == .read || operation == .recover
-                ? "The device disappeared (unplugged?): reconnect it; list capture devices with `arecord -l` or `kioskcam probe`; set microphone.device."
-                : "The device is missing: list capture devices with `arecord -l` or `kioskcam probe`; set microphone.device."
+                ? "The device disappeared (unplugged?): reconnect it; list capture devices with `arecord -l` or `kioskcam probe`; set microphone.source to \"alsa:NAME\" (e.g. alsa:plughw:1,0)."
+                : "The device is missing: list capture devices with `arecord -l` or `kioskcam probe`; set microphone.source to \"alsa:NAME\" (e.g. alsa:plughw:1,0)."
         case EBUSY:
             reason = .busy
             hint = "The device is busy: another program is using it; stop it or use a dsnoop/`plughw:` device."

@@ -52,6 +52,11 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("Start a new file before this many MiB.", valueName: "MiB"))
     var segmentMb: Int?
 
+    @Option(name: .customLong("control"), help: ArgumentHelp(
+        "A camera control, NAME=VALUE (repeatable): zoom, focus, exposure, white_balance, brightness, contrast; focus/exposure/white_balance also take auto.",
+        valueName: "name=value"))
+    var controls: [String] = []
+
     @Flag(help: "Replay file sources in real time instead of as fast as possible.")
     var realtime = false
 
@@ -97,6 +102,15 @@ struct Record: ParsableCommand {
             try configuration.override("storage.segment_seconds", .float(seconds), origin: "--segment")
         }
         if let segmentMb { try configuration.override("storage.segment_max_megabytes", .integer(Int64(segmentMb)), origin: "--segment-mb") }
+        for control in controls {
+            let parts = control.split(separator: "=", maxSplits: 1).map(String.init)
+            let names = ["zoom", "focus", "exposure", "white_balance", "brightness", "contrast"]
+            guard parts.count == 2, names.contains(parts[0]) else {
+                throw CLIError("--control \(control): use NAME=VALUE with NAME one of \(names.joined(separator: ", "))", exitCode: 64)
+            }
+            let value: TOMLValue = Int64(parts[1]).map { .integer($0) } ?? .string(parts[1])
+            try configuration.override("camera." + parts[0], value, origin: "--control \(parts[0])")
+        }
         if audioOnly, case .none = configuration.microphone.source {
             throw CLIError("--audio-only needs a microphone; use --mic tone, silence or file:PATH.wav", exitCode: 64)
         }

@@ -51,10 +51,10 @@ enum SourceFactory {
             logger.info("microphone: none (recording without sound)")
             return nil
         case .tone:
-            logger.notice("microphone: built-in tone, \(Int(mic.toneFrequency)) Hz, \(format) (no microphone device configured)")
+            logger.notice("microphone: built-in tone, \(Int(mic.toneFrequency)) Hz, \(format) (as configured)")
             return ToneMicrophone(format: format, frequency: mic.toneFrequency)
         case .silence:
-            logger.notice("microphone: built-in silence, \(format) (no microphone device configured)")
+            logger.notice("microphone: built-in silence, \(format) (as configured)")
             return ToneMicrophone(format: format, frequency: nil)
         case .wavFile(let path):
             do {

@@ -91,7 +91,7 @@ final class ALSAMicrophoneTests: XCTestCase {
             XCTAssertLessThan(error.code, 0)
             XCTAssertTrue(error.description.contains("hw:7,0"), error.description)
             XCTAssertTrue(error.description.contains("arecord -l"), error.description)
-            XCTAssertTrue(error.description.contains("microphone.device"), error.description)
+            XCTAssertTrue(error.description.contains("microphone.source"), error.description)
             XCTAssertTrue(error.description.contains(error.systemMessage), error.description)
         }
         XCTAssertThrowsError(try ALSAMicrophone(device: "no-such-pcm", format: mono48k)) { error in

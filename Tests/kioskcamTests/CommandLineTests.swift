@@ -94,6 +94,11 @@ final class CommandLineTests: XCTestCase {
             (["record", "--config", badConfig], 78, ["line 2", "camera.fps", "1 to 120"]),
             (["record", "--config", unknownKey], 78, ["line 3", "video_codek", "video_codec"]),
             (["record", "--config", folder.path + "/missing.toml"], 78, ["does not exist"]),
+            (["record", "--camera", "/dev/video97"], 1, ["/dev/video97", "kioskcam probe"]),
+            (["record", "--camera", "/dev/null"], 1, ["/dev/null", "not a V4L2"]),
+            (["record", "--mic", "alsa:hw:7,0"], 1, ["hw:7,0", "arecord -l"]),
+            (["record", "--control", "zoom=far"], 64, ["zoom", "whole number"]),
+            (["record", "--control", "warp=9"], 64, ["warp", "zoom"]),
         ]
         for (arguments, status, mentions) in cases {
             let duration = arguments.contains("--duration") ? [] : ["--duration", "1s"]
