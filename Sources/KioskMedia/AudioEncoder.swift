@@ -17,9 +17,9 @@ public struct AudioTrackSettings: Sendable, Equatable {
 /// are converted straight into the encoder's planar-float frame, 1024 at a time, so
 /// there is no intermediate buffer and no per-chunk allocation.
 final class AudioEncoder {
-    let context: UnsafeMutablePointer<AVCodecContext>
-    private var frame: UnsafeMutablePointer<AVFrame>
-    private var packet: UnsafeMutablePointer<AVPacket>
+    private let codec: CodecContext
+    private let frame: Frame
+    private let packet: Packet
     private let frameSize: Int
     private let channels: Int
     /// Sample frames already in `frame`.
@@ -28,17 +28,16 @@ final class AudioEncoder {
     private var nextPTS: Int64 = 0
     /// Total sample frames accepted, for duration reports.
     private(set) var samplesAccepted: Int64 = 0
+    var context: UnsafeMutablePointer<AVCodecContext> { codec.pointer }
 
     /// - Throws: `MediaError` when there is no AAC encoder or it refuses the format.
     init(settings: AudioTrackSettings, globalHeader: Bool) throws(MediaError) {
         MediaLibraryLog.quietByDefault
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
+        guard let encoder = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
             throw MediaError(.encoderNotFound, operation: "open audio encoder", detail: "this FFmpeg build has no AAC encoder")
         }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw MediaError(.encoderRejectedSettings, operation: "open audio encoder", detail: "out of memory")
-        }
-        self.context = context
+        codec = try CodecContext(encoder, operation: "open audio encoder")
+        let context = codec.pointer
         channels = settings.input.channels
         context.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
         context.pointee.sample_rate = Int32(settings.input.sampleRate)
@@ -46,42 +45,21 @@ final class AudioEncoder {
         context.pointee.bit_rate = Int64(settings.bitrate)
         context.pointee.time_base = AVRational(num: 1, den: Int32(settings.input.sampleRate))
         if globalHeader { context.pointee.flags |= kc_av_codec_flag_global_header() }
-        func release() {
-            var doomed: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&doomed)
-        }
-        let opened = avcodec_open2(context, codec, nil)
+        let opened = avcodec_open2(context, encoder, nil)
         if opened < 0 {
-            release()
             throw MediaError(.encoderRejectedSettings, operation: "open AAC encoder", averror: opened,
                              detail: "it refused \(settings.input) at \(settings.bitrate / 1000) kbit/s (\(MediaError.describe(opened)))",
                              hint: "Use microphone.sample_rate 44100 or 48000 and 1 or 2 channels")
         }
         frameSize = Int(context.pointee.frame_size > 0 ? context.pointee.frame_size : 1024)
-        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
-            release()
-            throw MediaError(.encoderRejectedSettings, operation: "open audio encoder", detail: "out of memory")
-        }
-        frame.pointee.nb_samples = Int32(frameSize)
-        frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
-        frame.pointee.sample_rate = context.pointee.sample_rate
-        av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout)
-        self.frame = frame
-        self.packet = packet
-        let allocated = av_frame_get_buffer(frame, 0)
-        if allocated < 0 {
-            release()
-            try check(allocated, .encoderRejectedSettings, "allocate audio frame")
-        }
-    }
-
-    deinit {
-        var doomedContext: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&doomedContext)
-        var doomedFrame: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&doomedFrame)
-        var doomedPacket: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&doomedPacket)
+        frame = try Frame(operation: "open audio encoder")
+        packet = try Packet(operation: "open audio encoder")
+        let samples = frame.pointer
+        samples.pointee.nb_samples = Int32(frameSize)
+        samples.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+        samples.pointee.sample_rate = context.pointee.sample_rate
+        av_channel_layout_copy(&samples.pointee.ch_layout, &context.pointee.ch_layout)
+        try check(av_frame_get_buffer(samples, 0), .encoderRejectedSettings, "allocate audio frame")
     }
 
     var sampleRate: Int { Int(context.pointee.sample_rate) }
@@ -91,6 +69,7 @@ final class AudioEncoder {
                 emit: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
         let total = samples.count / channels
         var consumed = 0
+        let frame = frame.pointer
         while consumed < total {
             if filled == 0 {
                 try check(av_frame_make_writable(frame), .encoderRejectedSettings, "prepare audio frame")
@@ -115,29 +94,19 @@ final class AudioEncoder {
     /// Sends a partly filled last frame, then drains the encoder.
     func flush(emit: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
         if filled > 0 {
-            frame.pointee.nb_samples = Int32(filled)
+            frame.pointer.pointee.nb_samples = Int32(filled)
             try sendFrame(emit)
         }
-        let result = avcodec_send_frame(context, nil)
-        if result != kc_averror_eof() { try check(result, .encoderRejectedSettings, "flush audio encoder") }
-        try drain(emit)
+        try codec.sendFlush(operation: "flush audio encoder")
+        try codec.receivePackets(into: packet, operation: "receive audio packet", emit: emit)
     }
 
     private func sendFrame(_ emit: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
+        let frame = frame.pointer
         frame.pointee.pts = nextPTS
         nextPTS += Int64(frame.pointee.nb_samples)
         filled = 0
         try check(avcodec_send_frame(context, frame), .encoderRejectedSettings, "encode audio frame")
-        try drain(emit)
-    }
-
-    private func drain(_ emit: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
-        while true {
-            let result = avcodec_receive_packet(context, packet)
-            if result == kc_averror_eagain() || result == kc_averror_eof() { return }
-            try check(result, .encoderRejectedSettings, "receive audio packet")
-            defer { av_packet_unref(packet) }
-            try emit(packet)
-        }
+        try codec.receivePackets(into: packet, operation: "receive audio packet", emit: emit)
     }
 }

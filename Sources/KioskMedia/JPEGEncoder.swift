@@ -6,9 +6,9 @@ import KioskCore
 /// Made once per source format and reused, so a snapshot costs one conversion and
 /// one encode.
 public final class JPEGEncoder {
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private var picture: UnsafeMutablePointer<AVFrame>
-    private var packet: UnsafeMutablePointer<AVPacket>
+    private let codec: CodecContext
+    private let picture: Frame
+    private let packet: Packet
     private let converter: PixelConverter
     public let input: VideoFormat
 
@@ -19,10 +19,11 @@ public final class JPEGEncoder {
     public init(input: VideoFormat, quality: Int) throws(MediaError) {
         MediaLibraryLog.quietByDefault
         self.input = input
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG), let context = avcodec_alloc_context3(codec) else {
+        guard let encoder = avcodec_find_encoder(AV_CODEC_ID_MJPEG) else {
             throw MediaError(.encoderNotFound, operation: "open JPEG encoder", detail: "this FFmpeg build has no MJPEG encoder")
         }
-        self.context = context
+        codec = try CodecContext(encoder, operation: "open JPEG encoder")
+        let context = codec.pointer
         context.pointee.width = Int32(input.size.width)
         context.pointee.height = Int32(input.size.height)
         // Full-range 4:2:0, which every JPEG viewer expects.
@@ -34,36 +35,10 @@ public final class JPEGEncoder {
         context.pointee.global_quality = Int32(qscale) * kc_ff_qp2lambda()
         context.pointee.qmin = Int32(qscale)
         context.pointee.qmax = Int32(qscale)
-        func release() {
-            var doomed: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&doomed)
-        }
-        let opened = avcodec_open2(context, codec, nil)
-        if opened < 0 {
-            release()
-            try check(opened, .encoderRejectedSettings, "open JPEG encoder for \(input.size)")
-        }
-        do {
-            picture = try allocateVideoFrame(size: input.size, format: AV_PIX_FMT_YUVJ420P)
-            converter = try PixelConverter(source: input, destinationSize: input.size, destinationFormat: AV_PIX_FMT_YUVJ420P)
-        } catch {
-            release()
-            throw error
-        }
-        guard let packet = av_packet_alloc() else {
-            release()
-            throw MediaError(.encoderRejectedSettings, operation: "open JPEG encoder", detail: "out of memory")
-        }
-        self.packet = packet
-    }
-
-    deinit {
-        var doomedContext: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&doomedContext)
-        var doomedFrame: UnsafeMutablePointer<AVFrame>? = picture
-        av_frame_free(&doomedFrame)
-        var doomedPacket: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&doomedPacket)
+        try check(avcodec_open2(context, encoder, nil), .encoderRejectedSettings, "open JPEG encoder for \(input.size)")
+        picture = try Frame.picture(size: input.size, format: AV_PIX_FMT_YUVJ420P, operation: "open JPEG encoder")
+        converter = try PixelConverter(source: input, destinationSize: input.size, destinationFormat: AV_PIX_FMT_YUVJ420P)
+        packet = try Packet(operation: "open JPEG encoder")
     }
 
     /// Encodes one tightly packed frame.
@@ -73,6 +48,7 @@ public final class JPEGEncoder {
         guard let base = pixels.baseAddress, pixels.count >= input.frameByteCount else {
             throw MediaError(.invalidInput, operation: "encode JPEG", detail: "frame has \(pixels.count) bytes, \(input) needs \(input.frameByteCount)")
         }
+        let picture = picture.pointer, packet = packet.pointer, context = codec.pointer
         try check(av_frame_make_writable(picture), .encoderRejectedSettings, "prepare JPEG frame")
         converter.convert(base, into: picture)
         picture.pointee.pts = 0

@@ -16,9 +16,12 @@ import KioskCore
 public final class MJPEGDecoder {
     /// The frame size the camera was set to; a JPEG of any other size is rejected.
     public let size: FrameSize
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private var packet: UnsafeMutablePointer<AVPacket>
-    private var picture: UnsafeMutablePointer<AVFrame>
+    private let codec: CodecContext
+    private let packetOwner: Packet
+    private let pictureOwner: Frame
+    private var context: UnsafeMutablePointer<AVCodecContext> { codec.pointer }
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
+    private var picture: UnsafeMutablePointer<AVFrame> { pictureOwner.pointer }
     private var inputPool: OpaquePointer?
     private var inputPoolSize = 0
     private var scaler: OpaquePointer?
@@ -36,43 +39,19 @@ public final class MJPEGDecoder {
     public init(size: FrameSize, maximumFrameBytes: Int = 0) throws(MediaError) {
         MediaLibraryLog.quietByDefault
         self.size = size
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_MJPEG), let context = avcodec_alloc_context3(codec) else {
+        guard let decoder = avcodec_find_decoder(AV_CODEC_ID_MJPEG) else {
             throw MediaError(.encoderNotFound, operation: "open MJPEG decoder", detail: "this FFmpeg build has no MJPEG decoder")
         }
-        self.context = context
+        codec = try CodecContext(decoder, operation: "open MJPEG decoder")
         // One thread: a frame in, the same frame out (frame threading would delay output).
-        context.pointee.thread_count = 1
-        func release() {
-            var doomed: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&doomed)
-        }
-        let opened = avcodec_open2(context, codec, nil)
-        if opened < 0 {
-            release()
-            try check(opened, .encoderRejectedSettings, "open MJPEG decoder")
-        }
-        guard let packet = av_packet_alloc() else {
-            release()
-            throw MediaError(.encoderRejectedSettings, operation: "open MJPEG decoder", detail: "out of memory")
-        }
-        guard let picture = av_frame_alloc() else {
-            var doomedPacket: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&doomedPacket)
-            release()
-            throw MediaError(.encoderRejectedSettings, operation: "open MJPEG decoder", detail: "out of memory")
-        }
-        self.packet = packet
-        self.picture = picture
+        codec.pointer.pointee.thread_count = 1
+        try check(avcodec_open2(codec.pointer, decoder, nil), .encoderRejectedSettings, "open MJPEG decoder")
+        packetOwner = try Packet(operation: "open MJPEG decoder")
+        pictureOwner = try Frame(operation: "open MJPEG decoder")
         if maximumFrameBytes > 0 { resizeInputPool(maximumFrameBytes) }
     }
 
     deinit {
-        var doomedContext: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&doomedContext)
-        var doomedPacket: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&doomedPacket)
-        var doomedFrame: UnsafeMutablePointer<AVFrame>? = picture
-        av_frame_free(&doomedFrame)
         av_buffer_pool_uninit(&inputPool)
         if let scaler { sws_freeContext(scaler) }
     }

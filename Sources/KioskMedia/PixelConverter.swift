@@ -88,21 +88,3 @@ final class PixelConverter {
         }
     }
 }
-
-/// Allocates an `AVFrame` with its own (reference-counted) picture buffers, so the
-/// encoder can take a reference instead of copying.
-func allocateVideoFrame(size: FrameSize, format: AVPixelFormat) throws(MediaError) -> UnsafeMutablePointer<AVFrame> {
-    guard let frame = av_frame_alloc() else {
-        throw MediaError(.encoderRejectedSettings, operation: "allocate a video frame", detail: "out of memory")
-    }
-    frame.pointee.width = Int32(size.width)
-    frame.pointee.height = Int32(size.height)
-    frame.pointee.format = format.rawValue
-    let result = av_frame_get_buffer(frame, 0)
-    if result < 0 {
-        var doomed: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&doomed)
-        try check(result, .encoderRejectedSettings, "allocate a \(size) video frame")
-    }
-    return frame
-}

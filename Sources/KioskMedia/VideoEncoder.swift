@@ -45,29 +45,28 @@ public func availableH264Encoders() -> [String] {
 /// One H.264 encoder and the converter that feeds it. Owns its codec context, one
 /// reusable picture and one reusable packet: nothing is allocated per frame here.
 final class VideoEncoder {
-    let context: UnsafeMutablePointer<AVCodecContext>
-    private var picture: UnsafeMutablePointer<AVFrame>
-    private var packet: UnsafeMutablePointer<AVPacket>
+    private let codec: CodecContext
+    private let picture: Frame
+    private let packet: Packet
     private let converter: PixelConverter
     let settings: VideoTrackSettings
+    var context: UnsafeMutablePointer<AVCodecContext> { codec.pointer }
 
     /// - Throws: `MediaError.encoderNotFound` (with the available H.264 encoders) or
     ///   `.encoderRejectedSettings` when the encoder refuses size, rate or options.
     init(settings: VideoTrackSettings, globalHeader: Bool) throws(MediaError) {
         MediaLibraryLog.quietByDefault
         self.settings = settings
-        guard let codec = avcodec_find_encoder_by_name(settings.codecName), codec.pointee.type == AVMEDIA_TYPE_VIDEO else {
+        guard let encoder = avcodec_find_encoder_by_name(settings.codecName), encoder.pointee.type == AVMEDIA_TYPE_VIDEO else {
             let names = availableH264Encoders()
             throw MediaError(.encoderNotFound, operation: "open video encoder",
                              detail: "no video encoder named \"\(settings.codecName)\" in this FFmpeg build",
                              hint: "Set encoder.video_codec to one of: \(names.joined(separator: ", "))")
         }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw MediaError(.encoderRejectedSettings, operation: "open video encoder", detail: "out of memory")
-        }
-        self.context = context
+        codec = try CodecContext(encoder, operation: "open video encoder")
+        let context = codec.pointer
         let input = settings.input
-        let pixelFormat = Self.choosePixelFormat(codec, for: input.pixelFormat)
+        let pixelFormat = Self.choosePixelFormat(encoder, for: input.pixelFormat)
         context.pointee.width = Int32(input.size.width)
         context.pointee.height = Int32(input.size.height)
         context.pointee.pix_fmt = pixelFormat
@@ -87,45 +86,22 @@ final class VideoEncoder {
             // A forced keyframe (segment start) must be an IDR so the file can begin there.
             av_dict_set(&options, "forced-idr", "1", 0)
         }
-        func release() {
-            var doomed: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&doomed)
-        }
-        let opened = avcodec_open2(context, codec, &options)
+        let opened = avcodec_open2(context, encoder, &options)
         if opened < 0 {
-            release()
             throw MediaError(.encoderRejectedSettings, operation: "open video encoder \(settings.codecName)",
                              averror: opened,
                              detail: "it refused \(input.size) at \(input.framesPerSecond) fps, \(settings.bitrate / 1000) kbit/s (\(MediaError.describe(opened)))",
                              hint: "Try another camera.size/camera.fps or encoder.video_codec")
         }
-        do {
-            picture = try allocateVideoFrame(size: input.size, format: pixelFormat)
-            converter = try PixelConverter(source: input, destinationSize: input.size, destinationFormat: pixelFormat)
-        } catch {
-            release()
-            throw error
-        }
-        guard let packet = av_packet_alloc() else {
-            release()
-            throw MediaError(.encoderRejectedSettings, operation: "open video encoder", detail: "out of memory")
-        }
-        self.packet = packet
-    }
-
-    deinit {
-        var doomedContext: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&doomedContext)
-        var doomedFrame: UnsafeMutablePointer<AVFrame>? = picture
-        av_frame_free(&doomedFrame)
-        var doomedPacket: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&doomedPacket)
+        picture = try Frame.picture(size: input.size, format: pixelFormat, operation: "open video encoder")
+        converter = try PixelConverter(source: input, destinationSize: input.size, destinationFormat: pixelFormat)
+        packet = try Packet(operation: "open video encoder")
     }
 
     /// The encoder's own pixel format when it takes the camera's layout directly
     /// (NV12/YU12 need no conversion), else planar 4:2:0.
-    private static func choosePixelFormat(_ codec: UnsafePointer<AVCodec>, for input: PixelFormat) -> AVPixelFormat {
-        guard var formats = codec.pointee.pix_fmts else { return AV_PIX_FMT_YUV420P }
+    private static func choosePixelFormat(_ encoder: UnsafePointer<AVCodec>, for input: PixelFormat) -> AVPixelFormat {
+        guard var formats = encoder.pointee.pix_fmts else { return AV_PIX_FMT_YUV420P }
         var supported: [AVPixelFormat] = []
         while formats.pointee != AV_PIX_FMT_NONE {
             supported.append(formats.pointee)
@@ -144,29 +120,19 @@ final class VideoEncoder {
     ///   - forceKeyframe: Start a new GOP here (first frame of a segment).
     func encode(_ pixels: UnsafeRawPointer, pts: Int64, forceKeyframe: Bool,
                 emit: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
+        let picture = picture.pointer
         // The encoder may still reference the last picture; only then does this copy.
         try check(av_frame_make_writable(picture), .encoderRejectedSettings, "prepare video frame")
         converter.convert(pixels, into: picture)
         picture.pointee.pts = pts
         picture.pointee.pict_type = forceKeyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
         try check(avcodec_send_frame(context, picture), .encoderRejectedSettings, "encode video frame")
-        try drain(emit)
+        try codec.receivePackets(into: packet, operation: "receive video packet", emit: emit)
     }
 
     /// Drains the encoder at the end of a segment.
     func flush(emit: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
-        let result = avcodec_send_frame(context, nil)
-        if result != kc_averror_eof() { try check(result, .encoderRejectedSettings, "flush video encoder") }
-        try drain(emit)
-    }
-
-    private func drain(_ emit: (UnsafeMutablePointer<AVPacket>) throws(MediaError) -> Void) throws(MediaError) {
-        while true {
-            let result = avcodec_receive_packet(context, packet)
-            if result == kc_averror_eagain() || result == kc_averror_eof() { return }
-            try check(result, .encoderRejectedSettings, "receive video packet")
-            defer { av_packet_unref(packet) }
-            try emit(packet)
-        }
+        try codec.sendFlush(operation: "flush video encoder")
+        try codec.receivePackets(into: packet, operation: "receive video packet", emit: emit)
     }
 }
