@@ -38,6 +38,11 @@ public struct LocalTimestamp: Hashable, Comparable, Sendable, CustomStringConver
     public var timeStamp: String { pad(hour, 2) + pad(minute, 2) + pad(second, 2) }
     public var description: String { dateStamp + "-" + timeStamp }
 
+    /// "2026-11-22 01:45:00", for people.
+    public var readable: String {
+        pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + " " + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2)
+    }
+
     public static func < (a: Self, b: Self) -> Bool {
         (a.year, a.month, a.day, a.hour, a.minute, a.second) < (b.year, b.month, b.day, b.hour, b.minute, b.second)
     }

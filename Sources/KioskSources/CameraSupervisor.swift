@@ -19,7 +19,7 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
             switch self {
             case .starting: "starting"
             case .running: "running"
-            case .lost(let since, let reason): "camera lost since \(LocalTimestamp(since)) (\(reason))"
+            case .lost(let since, let reason): "camera lost since \(LocalTimestamp(since).readable) (\(reason))"
             }
         }
     }

@@ -54,11 +54,7 @@ public final class TestPatternCamera: VideoSource, @unchecked Sendable {
     public func stop() { thread.stop() }
 
     /// "2026-11-22 00:15:03" in local time.
-    static func caption(for date: Date) -> String {
-        let t = LocalTimestamp(date)
-        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(t.year)-\(two(t.month))-\(two(t.day)) \(two(t.hour)):\(two(t.minute)):\(two(t.second))"
-    }
+    static func caption(for date: Date) -> String { LocalTimestamp(date).readable }
 
     /// Renders one frame without starting the thread (for `kioskcam snapshot` and tests).
     public func renderStill(sequence: Int = 0, date: Date = Date()) -> MediaBuffer {

@@ -89,12 +89,10 @@ enum SourceFactory {
         if let camera = first as? V4L2Camera {
             logger.info("camera: \(path) (\(camera.device.capabilities.card)): \(camera.negotiation)")
         }
+        // The record loop (or the daemon) reports losses together with what it does
+        // about the recording; here only the camera's own progress is logged.
         return CameraSupervisor(camera: first, open: open) { health in
-            switch health {
-            case .lost: logger.error("\(path): \(health)")
-            case .running: logger.info("camera \(path) is delivering frames")
-            case .starting: break
-            }
+            if case .running = health { logger.info("camera \(path) is delivering frames") }
         }
     }
 
