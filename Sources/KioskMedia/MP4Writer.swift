@@ -123,7 +123,11 @@ public final class MP4Writer {
 
     /// Seconds of video (or audio, for an audio-only file) written so far.
     public var secondsWritten: Double {
-        if videoEncoder != nil { return lastVideoPTS < 0 ? 0 : Double(lastVideoPTS) / 90_000 }
+        if let videoEncoder {
+            // To the end of the last frame, not its start.
+            let frame = 1 / Double(max(videoEncoder.settings.input.framesPerSecond, 1))
+            return lastVideoPTS < 0 ? 0 : Double(lastVideoPTS) / 90_000 + frame
+        }
         guard let audioEncoder else { return 0 }
         return Double(audioEncoder.samplesAccepted) / Double(audioEncoder.sampleRate)
     }

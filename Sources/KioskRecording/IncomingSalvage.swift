@@ -95,7 +95,7 @@ public struct IncomingSalvage: Sendable {
                 report = try MediaSalvage.remux(input: tempPath, output: repaired)
                 _ = rename(repaired, tempPath)
             }
-            let path = try files.moveIntoLibrary(tempPath, kind: kind, time: time)
+            let path = try files.moveIntoLibrary(tempPath, kind: kind, time: time, seconds: report.seconds)
             logger.notice("salvaged \(path): \(String(format: "%.1f", report.seconds)) s recovered from an interrupted recording")
             return .recovered(path: path, seconds: report.seconds)
         } catch let error as MediaError where error.code == .invalidInput {

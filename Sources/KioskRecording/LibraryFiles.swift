@@ -35,9 +35,26 @@ public struct LibraryFiles: Sendable {
     }
 
     /// Moves a finished temp file to its library name without ever replacing an
-    /// existing recording: `HHMMSS.mp4`, else `HHMMSS-1.mp4`, …
+    /// existing recording: `HHMMSS.mp4`, else `HHMMSS-1.mp4`, …, and notes its
+    /// duration in the day's index.
     /// - Returns: The final path.
-    public func moveIntoLibrary(_ tempPath: String, kind: MediaKind, time: LocalTimestamp) throws(RecorderError) -> String {
+    public func moveIntoLibrary(_ tempPath: String, kind: MediaKind, time: LocalTimestamp,
+                                seconds: Double = 0) throws(RecorderError) -> String {
+        let target = try move(tempPath, kind: kind, time: time)
+        appendToIndex(directory: layout.dateDirectory(kind, time), name: String(target.split(separator: "/").last ?? ""), seconds: seconds)
+        return target
+    }
+
+    /// Appends one line to a day's index; a failure only costs `list` a probe later.
+    private func appendToIndex(directory: String, name: String, seconds: Double) {
+        let fd = open(directory + "/" + LibraryIndex.fileName, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return }
+        let line = Array(LibraryIndex.line(name: name, seconds: seconds).utf8)
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+
+    private func move(_ tempPath: String, kind: MediaKind, time: LocalTimestamp) throws(RecorderError) -> String {
         let directory = layout.dateDirectory(kind, time)
         try makeDirectories(directory)
         for attempt in 0..<1000 {

@@ -3,6 +3,15 @@ import KioskCore
 import KioskMedia
 import Logging
 
+/// What the disk guard says about free space.
+public enum StorageVerdict: Sendable, Equatable {
+    case ok
+    /// Too little space and nothing left to delete: do not start.
+    case refuseToStart(String)
+    /// Below the hard floor while recording: finish the file now, before the disk fills.
+    case stopRecording(String)
+}
+
 /// How a recording is made; fixed for the recorder's life.
 public struct RecorderSettings: Sendable {
     public var layout: LibraryLayout
@@ -14,6 +23,9 @@ public struct RecorderSettings: Sendable {
     public var jpegQuality: Int
     /// Extra metadata for every file (device id, …).
     public var metadata: [String: String]
+    /// The disk guard, asked before a recording starts and every 2 s while it runs
+    /// (it may delete old days before answering).
+    public var storageCheck: (@Sendable (_ recording: Bool) -> StorageVerdict)?
 
     public init(layout: LibraryLayout, video: VideoTrackSettings?, audio: AudioTrackSettings?,
                 segmentPolicy: SegmentPolicy = SegmentPolicy(), syncInterval: Double = 2,
@@ -25,6 +37,7 @@ public struct RecorderSettings: Sendable {
         self.syncInterval = syncInterval
         self.jpegQuality = jpegQuality
         self.metadata = metadata
+        self.storageCheck = nil
     }
 }
 
@@ -100,6 +113,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     /// When the recording (its first segment) started, and when it must end by itself.
     private var recordingStart: MonotonicInstant?
     private var recordingLimit: Double?
+    private var lastStorageCheck: MonotonicInstant?
     private var jpegEncoder: JPEGEncoder?
     private var levelMeter = AudioLevelMeter()
     private var lastVideoFormat: VideoFormat?
@@ -142,6 +156,9 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     ///   `.library` when the media root is unusable.
     public func start(maximumSeconds: Double? = nil) throws(RecorderError) {
         try files.prepare()
+        if let check = settings.storageCheck, case .refuseToStart(let message) = check(false) {
+            throw RecorderError(.diskFull, message)
+        }
         try lock.withLock { () throws(RecorderError) in
             do throws(RecordingTransitionError) { try machine.apply(.start) } catch { throw RecorderError(error) }
             pendingLimit = maximumSeconds
@@ -225,6 +242,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
                 break
             }
             finishRetiringIfDone(queueEmpty: item == nil)
+            checkStorageWhileRecording()
             publishProgress()
         }
         if let active { abandon(active, reason: "shutdown") }
@@ -302,6 +320,29 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         segment.retireDeadline = clock.now().advanced(byNanoseconds: 1_000_000_000)
         retire(segment)
         return true
+    }
+
+    /// Every 2 s while recording: below the hard floor the file is finished at once,
+    /// so that it stays playable instead of being cut off by a full disk.
+    private func checkStorageWhileRecording() {
+        guard let check = settings.storageCheck, let segment = active else { return }
+        let now = clock.now()
+        if let last = lastStorageCheck, now.nanoseconds(since: last) < 2_000_000_000 { return }
+        lastStorageCheck = now
+        guard case .stopRecording(let message) = check(true) else { return }
+        let stopped = lock.withLock { (try? machine.apply(.stop)) != nil }
+        guard stopped else { return }
+        logger.error("\(message)")
+        lock.withLock {
+            published.state = machine.state
+            published.lastError = message
+        }
+        onEvent(.stateChanged(.stopping))
+        onEvent(.failed(RecorderError(.diskFull, message)))
+        stopTime = now
+        segment.end = now
+        segment.retireDeadline = now.advanced(byNanoseconds: 1_000_000_000)
+        retire(segment)
     }
 
     /// Opens the first segment of a recording; the state becomes `recording`.
@@ -433,7 +474,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         let seconds = segment.writer.secondsWritten
         do {
             try segment.writer.finish()
-            let path = try files.moveIntoLibrary(segment.tempPath, kind: segment.kind, time: segment.localStart)
+            let path = try files.moveIntoLibrary(segment.tempPath, kind: segment.kind, time: segment.localStart, seconds: seconds)
             let bytes = segment.writer.bytesWritten
             finishedBytes += bytes
             finishedSeconds += seconds

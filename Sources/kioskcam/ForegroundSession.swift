@@ -26,7 +26,8 @@ struct ForegroundSession {
     }
 
     private func makeRecorder(_ log: SessionLog) -> Recorder {
-        let settings = SourceFactory.recorderSettings(configuration, video: camera?.format, audio: microphone?.format)
+        var settings = SourceFactory.recorderSettings(configuration, video: camera?.format, audio: microphone?.format)
+        settings.storageCheck = LibraryStorage.check(configuration, logger: logger)
         return Recorder(settings: settings, clock: SystemClock(), logger: logger,
                         overflow: fileReplay ? .block : .dropOldest, onEvent: { log.record($0) })
     }
@@ -62,6 +63,7 @@ struct ForegroundSession {
             throw CLIError(error.description)
         }
         let progress = ProgressLine(enabled: showProgress)
+        var lastUpkeep = Date()
         var stopReason = "done"
         var cameraLost = false
         var recordedBeforeLoss = 0.0
@@ -69,6 +71,11 @@ struct ForegroundSession {
             Thread.sleep(forTimeInterval: 0.1)
             let status = recorder.status
             progress.show(status)
+            if Date().timeIntervalSince(lastUpkeep) >= 3600 {
+                // Hourly retention; the recording's own day is never touched.
+                lastUpkeep = Date()
+                LibraryStorage.purge(configuration, logger: logger, protecting: [CalendarDate(LocalTimestamp(Date()))])
+            }
             if let supervisor = camera as? CameraSupervisor {
                 switch supervisor.health {
                 case .lost where !cameraLost:

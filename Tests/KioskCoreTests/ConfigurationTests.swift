@@ -79,6 +79,9 @@ final class ConfigurationTests: XCTestCase {
         ("storage", "segment_seconds", "600.5"),
         ("storage", "segment_max_megabytes", "2048"),
         ("storage", "sync_interval_seconds", "0.5"),
+        ("storage", "retention_days", "14"),
+        ("storage", "min_free_megabytes", "2048"),
+        ("storage", "min_free_percent", "5"),
         ("camera", "source", "\"file:/tmp/frames.raw\""),
         ("camera", "size", "\"640x480\""),
         ("camera", "fps", "25"),
@@ -123,6 +126,9 @@ final class ConfigurationTests: XCTestCase {
         expected.storage.segmentSeconds = 600.5
         expected.storage.segmentMaxBytes = 2048 * 1_048_576
         expected.storage.syncIntervalSeconds = 0.5
+        expected.storage.retentionDays = 14
+        expected.storage.minFreeBytes = 2048 * 1_048_576
+        expected.storage.minFreePercent = 5
         expected.camera.source = .rawFile(path: "/tmp/frames.raw")
         expected.camera.size = FrameSize(width: 640, height: 480)
         expected.camera.framesPerSecond = 25

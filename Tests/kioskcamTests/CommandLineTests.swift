@@ -138,4 +138,63 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains("configuration OK"))
     }
+
+    func testListShowsKindStartDurationAndSize() throws {
+        let folder = TemporaryDirectory()
+        XCTAssertEqual(try kioskcam(["record", "--duration", "1s", "--root", folder.path, "--size", "320x240", "--quiet"]).status, 0)
+        XCTAssertEqual(try kioskcam(["record", "--audio-only", "--duration", "1s", "--root", folder.path, "--quiet"]).status, 0)
+        let listed = try kioskcam(["list", "--json", "--root", folder.path])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        struct Entry: Decodable { var kind: String; var start: String; var seconds: Double?; var bytes: Int; var path: String }
+        let entries = try JSONDecoder().decode([Entry].self, from: Data(listed.stdout.utf8))
+        XCTAssertEqual(entries.map(\.kind).sorted(), ["audio", "video"])
+        for entry in entries {
+            XCTAssertEqual(entry.seconds ?? 0, 1.0, accuracy: 0.05, entry.path)
+            XCTAssertGreaterThan(entry.bytes, 1000)
+            XCTAssertTrue(entry.start.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$"#, options: .regularExpression) != nil, entry.start)
+        }
+        let bad = try kioskcam(["list", "--date", "2026-11-22", "--root", folder.path])
+        XCTAssertEqual(bad.status, 64)
+        XCTAssertTrue(bad.stderr.contains("YYYYMMDD"), bad.stderr)
+    }
+
+    func testPurgeDeletesExpiredDaysOnlyAndNeverFollowsSymlinks() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path + "/media", outside = folder.path + "/outside"
+        let fm = FileManager.default
+        // Record first: start-up upkeep would already purge what is set up below.
+        XCTAssertEqual(try kioskcam(["record", "--duration", "1s", "--root", root, "--size", "320x240", "--quiet"]).status, 0)
+        for path in [root + "/video/20200101", root + "/video/notes", outside, root + "/audio"] {
+            try fm.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }
+        try Data("old".utf8).write(to: URL(fileURLWithPath: root + "/video/20200101/000000.mp4"))
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: outside + "/keep.mp4"))
+        try fm.createSymbolicLink(atPath: root + "/audio/20200102", withDestinationPath: outside)
+
+        let dry = try kioskcam(["purge", "--dry-run", "--root", root])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        XCTAssertTrue(dry.stdout.contains("would delete video/20200101"), dry.stdout)
+        XCTAssertTrue(fm.fileExists(atPath: root + "/video/20200101/000000.mp4"), "a dry run deletes nothing")
+
+        let purge = try kioskcam(["purge", "--root", root])
+        XCTAssertEqual(purge.status, 0, purge.stderr)
+        XCTAssertFalse(fm.fileExists(atPath: root + "/video/20200101"))
+        XCTAssertTrue(fm.fileExists(atPath: root + "/video/notes"), "names that are not dates are never deleted")
+        XCTAssertTrue(purge.stdout.contains("notes"), "and they are reported: \(purge.stdout)")
+        XCTAssertEqual(try String(contentsOfFile: outside + "/keep.mp4", encoding: .utf8), "precious", "a symlink is never followed")
+        XCTAssertEqual(try kioskcam(["list", "--root", root]).stdout.components(separatedBy: "/video/").count - 1, 1,
+                       "today's recording stays")
+    }
+
+    /// The disk guard refuses to start rather than fill the disk, and says why.
+    func testRecordingIsRefusedWhenTheDiskIsBelowTheFloor() throws {
+        let folder = TemporaryDirectory()
+        let config = folder.path + "/floor.toml"
+        try "[storage]\nmin_free_megabytes = 16777216\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try kioskcam(["record", "--config", config, "--duration", "1s", "--root", folder.path + "/media", "--quiet"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("below the floor"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("min_free"), "names the setting: \(result.stderr)")
+        XCTAssertTrue(libraryFiles(folder).filter { $0.contains("/video/") }.isEmpty)
+    }
 }

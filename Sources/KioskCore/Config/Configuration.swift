@@ -12,6 +12,12 @@ public struct Configuration: Sendable, Equatable {
         public var segmentMaxBytes: Int64? = nil
         /// Push written data to the storage device at least this often (power-cut safety).
         public var syncIntervalSeconds: Double = 2
+        /// A date folder is deleted when today ≥ its date + this many days.
+        public var retentionDays = 30
+        /// Keep at least this much free (nil: the larger of 1 GiB and one hour of recording).
+        public var minFreeBytes: Int64? = nil
+        /// Keep at least this share of the disk free, in percent (nil: no percentage floor).
+        public var minFreePercent: Double? = nil
     }
 
     /// Where frames come from.

@@ -83,6 +83,13 @@ extension Configuration {
                 c.storage.segmentMaxBytes = v == 0 ? nil : Int64(v) * 1_048_576
             },
             .number("storage.sync_interval_seconds", 0.2...60, unit: " seconds") { c, v in c.storage.syncIntervalSeconds = v },
+            .integer("storage.retention_days", 1...3650, unit: " days") { c, v in c.storage.retentionDays = v },
+            .integer("storage.min_free_megabytes", 0...16_777_216, unit: " (0: the larger of 1 GiB and one hour of recording)") { c, v in
+                c.storage.minFreeBytes = v == 0 ? nil : Int64(v) * 1_048_576
+            },
+            .number("storage.min_free_percent", 0...50, unit: " percent (0: no percentage floor)") { c, v in
+                c.storage.minFreePercent = v == 0 ? nil : v
+            },
 
             .string("camera.source", allowed: "\"auto\", \"test\", a device such as \"/dev/video0\", or \"file:/path/to/frames.raw\"") { c, text in
                 guard let source = CameraSource(parsing: text) else { return false }

@@ -1,0 +1,27 @@
+/// The per-day index: one line per finished recording, `NAME<TAB>SECONDS`, kept in
+/// each date folder as `.index`. It lets `kioskcam list` show durations for a day of
+/// 1,440 one-minute files without opening every file. Files missing from it (copied
+/// in by hand) are probed instead; a damaged line is ignored.
+public enum LibraryIndex {
+    public static let fileName = ".index"
+
+    public static func line(name: String, seconds: Double) -> String {
+        let milliseconds = Int((seconds * 1000).rounded())
+        return name + "\t" + String(milliseconds / 1000) + "." + pad3(milliseconds % 1000) + "\n"
+    }
+
+    /// Durations by file name; the last line for a name wins.
+    public static func parse(_ text: String) -> [String: Double] {
+        var durations: [String: Double] = [:]
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            guard fields.count == 2, let seconds = Double(fields[1]), seconds >= 0, seconds.isFinite else { continue }
+            durations[String(fields[0])] = seconds
+        }
+        return durations
+    }
+
+    private static func pad3(_ value: Int) -> String {
+        value < 10 ? "00\(value)" : value < 100 ? "0\(value)" : String(value)
+    }
+}

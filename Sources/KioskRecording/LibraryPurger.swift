@@ -1,0 +1,371 @@
+import Glibc
+import KioskCore
+import Logging
+
+/// A name in the library that the purger leaves alone but a person should look at.
+public struct LibraryReport: Hashable, Sendable, CustomStringConvertible {
+    /// Relative to the media root, e.g. `video/notes`.
+    public var relativePath: String
+    /// "not a date", "a symlink, not followed", "a file at the wrong level", …
+    public var reason: String
+
+    public init(relativePath: String, reason: String) {
+        self.relativePath = relativePath
+        self.reason = reason
+    }
+
+    public var description: String { relativePath + ": " + reason }
+}
+
+/// What one purge would do: the date folders to delete (retention, then the disk
+/// guard), the names left alone, and whether a recording may start afterwards.
+public struct PurgePlan: Equatable, Sendable {
+    public struct Deletion: Hashable, Sendable, CustomStringConvertible {
+        public var kind: MediaKind
+        public var date: CalendarDate
+        /// Space on disk the folder takes now: what deleting it frees.
+        public var bytes: Int64
+        public var reason: DeletionReason
+
+        public init(kind: MediaKind, date: CalendarDate, bytes: Int64, reason: DeletionReason) {
+            self.kind = kind
+            self.date = date
+            self.bytes = bytes
+            self.reason = reason
+        }
+
+        /// `video/20260131`, relative to the media root.
+        public var relativePath: String { kind.rawValue + "/" + date.folderName }
+        public var description: String { "\(relativePath) (\(ByteCountText.text(bytes))): \(reason)" }
+    }
+
+    /// The date the plan was made for; `apply` never deletes it.
+    public var today: CalendarDate
+    /// Dates never deleted: the caller's plus those of recordings in `.incoming`.
+    public var protected: Set<CalendarDate>
+    /// Retention's deletions (oldest first), then the disk guard's (oldest first).
+    public var deletions: [Deletion]
+    /// Names left alone, with the reason.
+    public var reports: [LibraryReport]
+    /// The disk guard's view: floor, hard floor, free space (after retention's
+    /// deletions), and whether a recording may start.
+    public var space: DiskGuardPlan
+
+    /// Whether a recording may start once the deletions are done.
+    public var canRecord: Bool { space.canRecord }
+    /// Why not, when it may not: a message for the person at the device.
+    public var message: String? { space.message }
+    /// What the deletions free, in bytes.
+    public var bytesToFree: Int64 { deletions.reduce(0) { $0 + $1.bytes } }
+}
+
+/// What `LibraryPurger.apply` did.
+public struct PurgeResult: Equatable, Sendable {
+    public struct Failure: Hashable, Sendable, CustomStringConvertible {
+        public var kind: MediaKind
+        public var date: CalendarDate
+        public var message: String
+
+        public var relativePath: String { kind.rawValue + "/" + date.folderName }
+        public var description: String { relativePath + ": " + message }
+    }
+
+    /// Date folders deleted completely, in the order they were deleted.
+    public var deleted: [PurgePlan.Deletion] = []
+    /// Date folders that could not be deleted (completely); what was removed stays removed.
+    public var failures: [Failure] = []
+    /// Free space measured after the deletions; nil if it could not be read.
+    public var freeBytes: Int64?
+    /// The floor the plan was made with.
+    public var floorBytes: Int64
+    /// Whether a recording may start: free space (as measured, else as planned) is at
+    /// or over the floor.
+    public var canRecord: Bool
+    /// Why not, when it may not.
+    public var message: String?
+
+    /// Space the deleted folders took.
+    public var freedBytes: Int64 { deleted.reduce(0) { $0 + $1.bytes } }
+}
+
+/// Free space against the disk guard's thresholds, for a recording in progress.
+public struct SpaceCheck: Equatable, Sendable {
+    public var freeBytes: Int64
+    public var totalBytes: Int64
+    public var floorBytes: Int64
+    public var hardFloorBytes: Int64
+    /// Under the floor: purge old days (the recording's own day protected).
+    public var isBelowFloor: Bool { freeBytes < floorBytes }
+    /// Under the hard floor: close the segment now, cleanly, before the disk fills.
+    public var mustStopRecording: Bool { freeBytes < hardFloorBytes }
+}
+
+/// Deletes expired and, when space runs short, the oldest date folders (SPEC §3).
+///
+/// Only `<root>/{video,photo,audio}/YYYYMMDD` folders are ever deleted, and never by
+/// following a symlink: a date "folder" that is a symlink is reported, a symlink inside
+/// a date folder is unlinked itself (its target untouched), and nothing on another
+/// filesystem mounted inside a date folder is touched.
+///
+/// ```swift
+/// let purger = LibraryPurger(layout: layout, retention: RetentionPolicy(retentionDays: 30),
+///                            guard: DiskGuardPolicy(floorBytes: nil, floorPercent: 5), logger: logger)
+/// let result = try purger.purge(today: CalendarDate(LocalTimestamp(Date())), protected: [], bitrate: 9_436_160)
+/// guard result.canRecord else { throw … result.message … }
+/// ```
+public struct LibraryPurger: Sendable {
+    public let layout: LibraryLayout
+    public var retention: RetentionPolicy
+    public var diskGuard: DiskGuardPolicy
+    let logger: Logger
+
+    /// Nested folders inside a date folder are removed to this depth; deeper is a failure.
+    static let maximumDepth = 32
+
+    public init(layout: LibraryLayout, retention: RetentionPolicy = RetentionPolicy(),
+                guard diskGuard: DiskGuardPolicy = DiskGuardPolicy(), logger: Logger) {
+        self.layout = layout
+        self.retention = retention
+        self.diskGuard = diskGuard
+        self.logger = logger
+    }
+
+    /// Decides what to delete, deleting nothing. Reports (names left alone) are logged
+    /// as warnings once per process and path.
+    ///
+    /// The dates of recordings still in `<root>/.incoming` (in progress, or awaiting
+    /// salvage) are protected in addition to `protected`.
+    /// - Parameters:
+    ///   - today: Today's local date, e.g. `CalendarDate(LocalTimestamp(Date()))`.
+    ///   - protected: Dates never to delete: the start date of the recording in progress.
+    ///   - bitrate: Bits per second of the recording in progress or about to start
+    ///     (video + sound), if known; the floor keeps an hour of it.
+    /// - Throws: `RecorderError.library` when the media root exists but cannot be read,
+    ///   or its free space cannot be measured (e.g. it does not exist).
+    public func plan(today: CalendarDate, protected: Set<CalendarDate> = [], bitrate: Int?) throws(RecorderError) -> PurgePlan {
+        let scan = try LibraryScanner(layout: layout).scan()
+        let (free, total) = try LibraryScanner.freeSpace(of: layout.root)
+        let plan = Self.plan(scan: scan, freeBytes: free, totalBytes: total, today: today,
+                             protected: protected.union(incomingDates()), bitrate: bitrate,
+                             retention: retention, diskGuard: diskGuard)
+        logReportsOnce(plan.reports)
+        return plan
+    }
+
+    /// The decision on a scan already made: retention first, then the disk guard on
+    /// what retention leaves (its projected free space counting retention's deletions).
+    public static func plan(scan: LibraryScan, freeBytes: Int64, totalBytes: Int64, today: CalendarDate,
+                            protected: Set<CalendarDate>, bitrate: Int?,
+                            retention: RetentionPolicy, diskGuard: DiskGuardPolicy) -> PurgePlan {
+        var folderBytes: [String: Int64] = [:]
+        for folder in scan.dateFolders { folderBytes[folder.relativePath] = folder.diskBytes }
+
+        let decided = retention.decide(today: today, entries: scan.entries, protected: protected)
+        var deletions = decided.deletions.map {
+            PurgePlan.Deletion(kind: $0.kind, date: $0.date, bytes: folderBytes[$0.relativePath] ?? 0, reason: $0.reason)
+        }
+        let expired = Set(deletions.map(\.date))
+        let freedByAge = deletions.reduce(Int64(0)) { $0 + $1.bytes }
+        let (projected, overflow) = freeBytes.addingReportingOverflow(freedByAge)
+        let space = diskGuard.plan(freeBytes: overflow ? Int64.max : projected, totalBytes: totalBytes, bitrate: bitrate,
+                                   days: scan.days.filter { !expired.contains($0.date) },
+                                   today: today, protected: protected)
+        for day in space.deletions {
+            for folder in scan.folders(on: day.date) {
+                deletions.append(.init(kind: folder.kind, date: folder.date, bytes: folder.diskBytes, reason: .space))
+            }
+        }
+        let reports = decided.reported.map { LibraryReport(relativePath: $0.relativePath, reason: $0.why.description) }
+            + scan.problems.map { LibraryReport(relativePath: $0.relativePath, reason: $0.reason) }
+        return PurgePlan(today: today, protected: protected, deletions: deletions, reports: reports, space: space)
+    }
+
+    /// Plans and logs what a purge would delete, deleting nothing (`kioskcam purge --dry-run`).
+    /// - Throws: As `plan`.
+    public func dryRun(today: CalendarDate, protected: Set<CalendarDate> = [], bitrate: Int?) throws(RecorderError) -> PurgePlan {
+        let plan = try plan(today: today, protected: protected, bitrate: bitrate)
+        for deletion in plan.deletions {
+            logger.info("would delete \(deletion)")
+        }
+        if let message = plan.message { logger.warning("\(message)") }
+        return plan
+    }
+
+    /// Plans and deletes.
+    /// - Throws: As `plan`; failures to delete are in the result, not thrown.
+    @discardableResult
+    public func purge(today: CalendarDate, protected: Set<CalendarDate> = [], bitrate: Int?) throws(RecorderError) -> PurgeResult {
+        apply(try plan(today: today, protected: protected, bitrate: bitrate))
+    }
+
+    /// Deletes the plan's date folders, each logged at notice level, then measures the
+    /// free space again. A deletion dated today or later, or protected, is refused even
+    /// if a plan lists it.
+    @discardableResult
+    public func apply(_ plan: PurgePlan) -> PurgeResult {
+        var result = PurgeResult(floorBytes: plan.space.floorBytes, canRecord: plan.canRecord)
+        for deletion in plan.deletions {
+            guard deletion.date < plan.today, !plan.protected.contains(deletion.date) else {
+                let why = deletion.date >= plan.today ? "dated today or later" : "protected (recording in progress)"
+                result.failures.append(.init(kind: deletion.kind, date: deletion.date, message: "not deleted: \(why)"))
+                continue
+            }
+            do {
+                try deleteDateFolder(kind: deletion.kind, date: deletion.date)
+                result.deleted.append(deletion)
+                logger.notice("deleted \(layout.root)/\(deletion)")
+            } catch {
+                result.failures.append(.init(kind: deletion.kind, date: deletion.date, message: error.message))
+                logger.error("could not delete \(layout.root)/\(deletion.relativePath): \(error.message)")
+            }
+        }
+        if let (free, _) = try? LibraryScanner.freeSpace(of: layout.root) {
+            result.freeBytes = free
+            result.canRecord = free >= result.floorBytes
+        } else {
+            result.canRecord = plan.canRecord && result.failures.isEmpty
+        }
+        if !result.canRecord {
+            result.message = plan.message ?? "free space \(ByteCountText.text(result.freeBytes ?? 0)) is still below the floor "
+                + "\(ByteCountText.text(result.floorBytes)) after deleting \(result.deleted.count) folders"
+                + (result.failures.isEmpty ? "" : " (\(result.failures.count) could not be deleted: \(result.failures[0]))")
+                + ": free space or lower storage.min_free_* settings"
+        }
+        return result
+    }
+
+    /// Free space against the floor and hard floor, for a recording in progress: cheap
+    /// (one `statvfs`), meant to be called every few seconds.
+    /// - Throws: `RecorderError.library` when free space cannot be measured.
+    public func checkSpace(bitrate: Int?) throws(RecorderError) -> SpaceCheck {
+        let (free, total) = try LibraryScanner.freeSpace(of: layout.root)
+        return SpaceCheck(freeBytes: free, totalBytes: total,
+                          floorBytes: diskGuard.floor(totalBytes: total, currentBitrate: bitrate),
+                          hardFloorBytes: diskGuard.hardFloor(totalBytes: total, currentBitrate: bitrate))
+    }
+
+    // MARK: Deleting
+
+    /// Removes `<root>/<kind>/<YYYYMMDD>` and everything in it without following any symlink.
+    private func deleteDateFolder(kind: MediaKind, date: CalendarDate) throws(RecorderError) {
+        let name = date.folderName
+        let path = layout.kindDirectory(kind) + "/" + name
+        guard CalendarDate(folderName: name) == date else {
+            throw RecorderError(.library, "\(path) is not a date folder name; left alone")
+        }
+        let rootFD = open(layout.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard rootFD >= 0 else { throw Self.failure("open", layout.root) }
+        defer { close(rootFD) }
+        let kindFD = openat(rootFD, kind.rawValue, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard kindFD >= 0 else {
+            if errno == ENOENT { return }
+            throw Self.failure("open", layout.kindDirectory(kind))
+        }
+        defer { close(kindFD) }
+        var kindInfo = stat()
+        guard fstat(kindFD, &kindInfo) == 0 else { throw Self.failure("stat", layout.kindDirectory(kind)) }
+
+        let folderFD = openat(kindFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard folderFD >= 0 else {
+            switch errno {
+            case ENOENT: return  // already gone
+            case ELOOP, ENOTDIR: throw RecorderError(.library, "\(path) is not a real folder (a symlink or a file); left alone")
+            default: throw Self.failure("open", path)
+            }
+        }
+        try removeContents(of: folderFD, path: path, device: kindInfo.st_dev, depth: 0)
+        guard unlinkat(kindFD, name, AT_REMOVEDIR) == 0 || errno == ENOENT else { throw Self.failure("remove", path) }
+    }
+
+    /// Empties the directory open on `fd` (taking ownership of it), depth first.
+    private func removeContents(of fd: Int32, path: String, device: dev_t, depth: Int) throws(RecorderError) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            throw Self.failure("stat", path)
+        }
+        guard info.st_dev == device else {
+            close(fd)
+            throw RecorderError(.library, "\(path) is another filesystem mounted inside the library; left alone")
+        }
+        guard depth < Self.maximumDepth else {
+            close(fd)
+            throw RecorderError(.library, "\(path) is nested more than \(Self.maximumDepth) folders deep; left alone")
+        }
+        guard let directory = fdopendir(fd) else {
+            let saved = errno
+            close(fd)
+            errno = saved
+            throw Self.failure("read", path)
+        }
+        defer { closedir(directory) }
+        let directoryFD = dirfd(directory)
+
+        // Collect first, then delete: readdir's view of a directory being changed is unspecified.
+        var names: [(name: [CChar], isDirectory: Bool)] = []
+        LibraryScanner.forEachEntry(directory) { name, result in
+            let bytes = Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1))
+            let isDirectory = if case .success(let info) = result { (info.st_mode & S_IFMT) == S_IFDIR } else { false }
+            names.append((bytes, isDirectory))
+        }
+        for entry in names {
+            let entryPath = path + "/" + String(decoding: entry.name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if entry.isDirectory {
+                let childFD = openat(directoryFD, entry.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                if childFD >= 0 {
+                    try removeContents(of: childFD, path: entryPath, device: device, depth: depth + 1)
+                    guard unlinkat(directoryFD, entry.name, AT_REMOVEDIR) == 0 || errno == ENOENT else {
+                        throw Self.failure("remove", entryPath)
+                    }
+                    continue
+                }
+                // Replaced by a symlink or file since it was listed: unlink it as such.
+                guard errno == ELOOP || errno == ENOTDIR else {
+                    if errno == ENOENT { continue }
+                    throw Self.failure("open", entryPath)
+                }
+            }
+            // unlink never follows a symlink: the link goes, its target stays.
+            guard unlinkat(directoryFD, entry.name, 0) == 0 || errno == ENOENT else {
+                throw Self.failure("remove", entryPath)
+            }
+        }
+    }
+
+    private static func failure(_ operation: String, _ path: String) -> RecorderError {
+        RecorderError(.library, "cannot \(operation) \(path): \(String(cString: strerror(errno)))")
+    }
+
+    // MARK: Helpers
+
+    /// Start dates of the recordings in `<root>/.incoming`: in progress, or left by a
+    /// crash for salvage to move into those dates' folders.
+    private func incomingDates() -> Set<CalendarDate> {
+        guard let directory = opendir(layout.incomingDirectory) else { return [] }
+        defer { closedir(directory) }
+        var dates: Set<CalendarDate> = []
+        LibraryScanner.forEachEntry(directory) { name, _ in
+            if let (_, time) = LibraryLayout.parseIncomingName(String(cString: name)) { dates.insert(CalendarDate(time)) }
+        }
+        return dates
+    }
+
+    private func logReportsOnce(_ reports: [LibraryReport]) {
+        for report in reports where Self.reported.insert(layout.root + "/" + report.relativePath) {
+            logger.warning("leaving \(layout.root)/\(report.relativePath) alone: \(report.reason)")
+        }
+    }
+
+    /// Paths already reported by any purger in this process.
+    private static let reported = ReportedPaths()
+}
+
+/// A set of paths shared by every purger in the process, so a stray name in the library
+/// is logged once, not at every purge.
+private final class ReportedPaths: @unchecked Sendable {
+    private let lock = Lock()
+    private var paths: Set<String> = []
+
+    /// Whether `path` was new.
+    func insert(_ path: String) -> Bool { lock.withLock { paths.insert(path).inserted } }
+}

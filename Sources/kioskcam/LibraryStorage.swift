@@ -1,0 +1,50 @@
+import Foundation
+import KioskCore
+import KioskRecording
+import Logging
+
+/// The library's upkeep as the foreground commands run it: retention and the disk
+/// guard at start-up, hourly, and whenever free space runs low.
+enum LibraryStorage {
+    static func purger(_ configuration: Configuration, logger: Logger) -> LibraryPurger {
+        LibraryPurger(layout: LibraryLayout(root: configuration.storage.mediaRoot),
+                      retention: RetentionPolicy(retentionDays: configuration.storage.retentionDays),
+                      guard: DiskGuardPolicy(floorBytes: configuration.storage.minFreeBytes,
+                                             floorPercent: configuration.storage.minFreePercent),
+                      logger: logger)
+    }
+
+    /// Video plus sound, bits per second: what one hour of recording needs.
+    static func bitrate(_ configuration: Configuration) -> Int {
+        configuration.effectiveVideoBitrate + configuration.encoder.audioBitrate
+    }
+
+    /// Purges now; returns what the disk guard says about starting a recording.
+    @discardableResult
+    static func purge(_ configuration: Configuration, logger: Logger, protecting: Set<CalendarDate> = []) -> StorageVerdict {
+        let purger = purger(configuration, logger: logger)
+        do {
+            let result = try purger.purge(today: CalendarDate(LocalTimestamp(Date())), protected: protecting,
+                                          bitrate: bitrate(configuration))
+            if result.freedBytes > 0 { logger.notice("library: freed \(ByteCountText.text(result.freedBytes))") }
+            if !result.canRecord { return .refuseToStart(result.message ?? "the disk is full: free space, then try again") }
+        } catch {
+            logger.error("library upkeep failed: \(error)")
+        }
+        return .ok
+    }
+
+    /// The recorder's storage check: below the floor → purge (never today's or the
+    /// recording's day); below the hard floor after that → stop recording.
+    static func check(_ configuration: Configuration, logger: Logger) -> @Sendable (Bool) -> StorageVerdict {
+        { recording in
+            guard recording else { return purge(configuration, logger: logger) }
+            let purger = purger(configuration, logger: logger)
+            guard let space = try? purger.checkSpace(bitrate: bitrate(configuration)), space.isBelowFloor else { return .ok }
+            purge(configuration, logger: logger, protecting: [CalendarDate(LocalTimestamp(Date()))])
+            guard let after = try? purger.checkSpace(bitrate: bitrate(configuration)), after.mustStopRecording else { return .ok }
+            return .stopRecording("storage nearly full (\(ByteCountText.text(after.freeBytes)) free, below \(ByteCountText.text(after.hardFloorBytes))) "
+                                  + "and nothing older is left to delete: the recording was finished to keep it playable; free space on \(configuration.storage.mediaRoot)")
+        }
+    }
+}
