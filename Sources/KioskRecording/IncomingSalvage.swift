@@ -96,6 +96,11 @@ public struct IncomingSalvage: Sendable {
                 _ = rename(repaired, tempPath)
             }
             let path = try files.moveIntoLibrary(tempPath, kind: kind, time: time, seconds: report.seconds)
+            if kind == .audio {
+                // Start-up salvage has no recorder: draw the waveform here (a failure only costs the picture).
+                let picture = String(path.dropLast(".m4a".count)) + ".png"
+                if !FileManagerNames.exists(picture) { _ = try? WaveformRenderer.render(audioFile: path, to: picture) }
+            }
             logger.notice("salvaged \(path): \(String(format: "%.1f", report.seconds)) s recovered from an interrupted recording")
             return .recovered(path: path, seconds: report.seconds)
         } catch let error as MediaError where error.code == .invalidInput {
@@ -111,6 +116,11 @@ public struct IncomingSalvage: Sendable {
 
 /// Directory listing without Foundation's FileManager quirks on special files.
 enum FileManagerNames {
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
     static func list(_ directory: String) throws -> [String] {
         guard let dir = opendir(directory) else { throw RecorderError(.library, "cannot read \(directory)") }
         defer { closedir(dir) }

@@ -100,6 +100,9 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     private var published = RecorderStatus()
     private var shuttingDown = false
     private let threadFinished = DispatchSemaphore(value: 0)
+    /// Waveform pictures are drawn here, off the encoder thread (decoding a long
+    /// recording takes a while); shutdown waits for them.
+    private let waveformQueue = DispatchQueue(label: "kioskcam.waveforms", qos: .utility)
 
     // Owned by the encoder thread.
     private var active: SegmentWriter?
@@ -204,6 +207,20 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         queue.close()
         _ = threadFinished.wait(timeout: .now() + timeout)
         queue.drain()
+        waveformQueue.sync {}
+    }
+
+    /// SPEC §3: every audio recording gets a waveform PNG beside it.
+    private func drawWaveform(for path: String) {
+        guard path.hasSuffix(".m4a") else { return }
+        let picture = String(path.dropLast(".m4a".count)) + ".png"
+        waveformQueue.async { [logger] in
+            do {
+                try WaveformRenderer.render(audioFile: path, to: picture)
+            } catch {
+                logger.warning("no waveform for \(path): \(error)")
+            }
+        }
     }
 
     // MARK: CaptureSink (capture threads)
@@ -479,6 +496,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
             finishedBytes += bytes
             finishedSeconds += seconds
             lock.withLock { published.finishedFiles.append(path) }
+            drawWaveform(for: path)
             logger.info("finished \(path) (\(String(format: "%.1f", seconds)) s, \(bytes) bytes)")
             onEvent(.fileFinished(path: path, seconds: seconds, bytes: bytes))
         } catch let error as MediaError {

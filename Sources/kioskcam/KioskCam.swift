@@ -19,6 +19,6 @@ struct KioskCam: ParsableCommand {
         a default, so no file is needed. Command-line options override the file.
         """,
         version: "kioskcam \(version) (\(MediaCapabilities.libraryVersions))",
-        subcommands: [Record.self, Snapshot.self, List.self, Purge.self, Probe.self, Salvage.self, ConfigCommand.self]
+        subcommands: [Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, Probe.self, Salvage.self, ConfigCommand.self]
     )
 }

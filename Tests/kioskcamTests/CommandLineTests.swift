@@ -33,6 +33,11 @@ final class CommandLineTests: XCTestCase {
         let audio = try kioskcam(["record", "--audio-only", "--duration", "1s", "--root", folder.path, "--quiet"])
         XCTAssertEqual(audio.status, 0, audio.stderr)
         XCTAssertTrue(audio.stdout.contains("/audio/") && audio.stdout.contains(".m4a"), audio.stdout)
+        // SPEC §3: every audio recording gets its waveform picture beside it.
+        let picture = audio.stdout.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: ".m4a", with: ".png")
+        let probe = try FFprobe.probe(picture, countFrames: false)
+        XCTAssertEqual(probe.video?.codec_name, "png")
+        XCTAssertEqual(probe.video?.width, 800)
         let still = try kioskcam(["snapshot", "--root", folder.path, "--size", "320x240"])
         XCTAssertEqual(still.status, 0, still.stderr)
         let photo = still.stdout.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -1,0 +1,295 @@
+import CAVCodec
+import CAVFormat
+import CAVUtil
+import Glibc
+
+/// Reads the sound of any file libavformat opens (kioskcam's AAC `.m4a`, WAV, the audio
+/// track of a video) and hands it on as mono floats, -1…1 full scale, one decoded frame's
+/// worth at a time — the whole file is never in memory.
+///
+/// Channels are averaged. Sample formats: float, 16- and 32-bit integer, double and
+/// unsigned 8-bit, each interleaved or planar (AAC decodes to planar float).
+///
+/// A damaged packet is counted (`damagedPackets`) and stands in as silence of its
+/// length, as a player would play it: a recording that lost one packet still has a
+/// picture, and what follows stays in its place. A file whose packets are all damaged
+/// is `invalidInput`.
+public final class AudioFileDecoder {
+    /// The file, as given.
+    public let path: String
+    /// Frames per second of the audio stream.
+    public let sampleRate: Int
+    /// Channels in the file (they are mixed to one).
+    public let channelCount: Int
+    /// libavcodec's name for the codec, e.g. "aac", "pcm_s16le".
+    public let codecName: String
+    /// Frames the container says the stream holds (stream duration, else the file's),
+    /// nil when it does not say. The decoder may give a few more or fewer (AAC padding).
+    public let expectedFrames: Int?
+    /// Packets skipped because the decoder rejected them.
+    public private(set) var damagedPackets = 0
+
+    private let input: AudioInputFile
+    private let streamIndex: Int32
+    private let timeBase: AVRational
+    private let codec: CodecContext
+    private let packet: Packet
+    private let frame: Frame
+    private var mono: [Float] = []
+    private var decoded = false
+
+    /// Opens the file and its best audio stream's decoder.
+    /// - Parameter path: Any file libavformat reads.
+    /// - Throws: `MediaError.invalidInput` naming the path when the file is missing,
+    ///   unreadable, not media, has no audio stream, or has audio this FFmpeg cannot
+    ///   decode; `.encoderRejectedSettings` if the decoder will not open.
+    public init(path: String) throws(MediaError) {
+        MediaLibraryLog.quietByDefault
+        self.path = path
+        let operation = "read audio"
+        input = try AudioInputFile(path: path, operation: operation)
+        let context = input.pointer
+        try check(avformat_find_stream_info(context, nil), .invalidInput, operation, path: path,
+                  hint: "The file is damaged or not a sound recording")
+        let best = av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+        guard best >= 0, let stream = context.pointee.streams[Int(best)] else {
+            throw MediaError(.invalidInput, operation: operation, path: path,
+                             detail: "the file has no audio stream (\(Self.describeStreams(context)))")
+        }
+        streamIndex = best
+        timeBase = stream.pointee.time_base
+        for index in 0..<Int(context.pointee.nb_streams) where index != Int(best) {
+            context.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
+        }
+        guard let parameters = stream.pointee.codecpar else {
+            throw MediaError(.invalidInput, operation: operation, path: path, detail: "the audio stream has no codec parameters")
+        }
+        codecName = avcodec_get_name(parameters.pointee.codec_id).map { String(cString: $0) } ?? "unknown"
+        guard let decoder = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw MediaError(.invalidInput, operation: operation, path: path,
+                             detail: "this FFmpeg build cannot decode \(codecName) audio")
+        }
+        codec = try CodecContext(decoder, operation: "open \(codecName) decoder")
+        try check(avcodec_parameters_to_context(codec.pointer, parameters), .invalidInput, "open \(codecName) decoder", path: path)
+        // Lets the decoder apply the container's priming and padding trims.
+        codec.pointer.pointee.pkt_timebase = stream.pointee.time_base
+        // A damaged packet is counted in `damagedPackets`; the decoder's own line per
+        // packet is shown only with FFmpeg's messages on (`-v`).
+        codec.pointer.pointee.log_level_offset = AV_LOG_INFO - AV_LOG_ERROR
+        try check(avcodec_open2(codec.pointer, decoder, nil), .encoderRejectedSettings, "open \(codecName) decoder", path: path)
+        packet = try Packet(operation: operation)
+        frame = try Frame(operation: operation)
+
+        sampleRate = Int(max(0, codec.pointer.pointee.sample_rate))
+        channelCount = Int(max(1, codec.pointer.pointee.ch_layout.nb_channels))
+        let perFrame = AVRational(num: 1, den: Int32(clamping: max(1, sampleRate)))
+        if sampleRate <= 0 {
+            expectedFrames = nil
+        } else if stream.pointee.duration != kc_av_nopts_value(), stream.pointee.duration > 0 {
+            expectedFrames = Int(av_rescale_q(stream.pointee.duration, stream.pointee.time_base, perFrame))
+        } else if context.pointee.duration != kc_av_nopts_value(), context.pointee.duration > 0 {
+            expectedFrames = Int(av_rescale_q(context.pointee.duration, kc_av_time_base_q(), perFrame))
+        } else {
+            expectedFrames = nil
+        }
+    }
+
+    /// Decodes the whole file once, handing each decoded frame to `chunk` as mono samples.
+    /// - Parameter chunk: Called with the samples of one decoded frame; the buffer is
+    ///   only valid during the call.
+    /// - Returns: Frames handed on (samples per channel), silence for damaged packets included.
+    /// - Throws: `MediaError.invalidInput` when no packet of a file could be decoded, on
+    ///   a sample format it cannot mix, or when called a second time;
+    ///   `.io` when reading fails.
+    @discardableResult
+    public func decode(_ chunk: (UnsafeBufferPointer<Float>) -> Void) throws(MediaError) -> Int {
+        let operation = "decode audio"
+        guard !decoded else {
+            throw MediaError(.invalidInput, operation: operation, path: path,
+                             detail: "the file was already decoded to its end; open a new decoder")
+        }
+        decoded = true
+        var frames = 0
+        var packets = 0
+        var stoodIn = 0  // silent frames standing in for damaged packets
+        while true {
+            let read = av_read_frame(input.pointer, packet.pointer)
+            if read == kc_averror_eof() { break }
+            if read < 0 {
+                if read == kc_averror(EIO) || read == kc_averror(ENOMEM) {
+                    try check(read, .io, operation, path: path)
+                }
+                // A torn tail (a recording cut by a power loss): keep what came before.
+                guard frames == stoodIn else {
+                    damagedPackets += 1
+                    break
+                }
+                try check(read, .invalidInput, operation, path: path, hint: "The file is damaged")
+            }
+            defer { av_packet_unref(packet.pointer) }
+            guard packet.pointer.pointee.stream_index == streamIndex else { continue }
+            packets += 1
+            var sent = avcodec_send_packet(codec.pointer, packet.pointer)
+            if sent == kc_averror_eagain() {
+                // Frames left over after a damaged one: take them, then the packet fits.
+                frames += try receiveFrames(chunk)
+                sent = avcodec_send_packet(codec.pointer, packet.pointer)
+            }
+            if sent == kc_averror(ENOMEM) { try check(sent, .io, operation, path: path) }
+            if sent < 0 {
+                damagedPackets += 1
+                let silent = silence(lasting: packet.pointer.pointee.duration, chunk)
+                frames += silent
+                stoodIn += silent
+                continue
+            }
+            frames += try receiveFrames(chunk)
+        }
+        let flushed = avcodec_send_packet(codec.pointer, nil)
+        if flushed >= 0 { frames += try receiveFrames(chunk) }
+        if damagedPackets > 0 && frames == stoodIn {
+            throw MediaError(.invalidInput, operation: operation, path: path,
+                             detail: "none of its \(packets) \(codecName) packets could be decoded",
+                             hint: "The file is damaged")
+        }
+        return frames
+    }
+
+    /// Hands on the silence that stands in for a damaged packet of `duration` (in the
+    /// stream's time base); returns how many sample frames.
+    private func silence(lasting duration: Int64, _ chunk: (UnsafeBufferPointer<Float>) -> Void) -> Int {
+        guard duration > 0, sampleRate > 0 else { return 0 }
+        let perFrame = AVRational(num: 1, den: Int32(clamping: sampleRate))
+        // No real packet lasts longer than a few seconds; a corrupt field must not
+        // produce hours of silence.
+        let frames = min(Int(av_rescale_q(duration, timeBase, perFrame)), 10 * sampleRate)
+        guard frames > 0 else { return 0 }
+        if mono.count < 4096 { mono = [Float](repeating: 0, count: 4096) }
+        var left = frames
+        mono.withUnsafeMutableBufferPointer { buffer in
+            while left > 0 {
+                let count = min(left, buffer.count)
+                buffer.update(repeating: 0)
+                chunk(UnsafeBufferPointer(rebasing: buffer[0..<count]))
+                left -= count
+            }
+        }
+        return frames
+    }
+
+    /// Hands on every frame the decoder has ready; returns how many sample frames.
+    private func receiveFrames(_ chunk: (UnsafeBufferPointer<Float>) -> Void) throws(MediaError) -> Int {
+        var frames = 0
+        while true {
+            let received = avcodec_receive_frame(codec.pointer, frame.pointer)
+            if received == kc_averror_eagain() || received == kc_averror_eof() { return frames }
+            if received < 0 {
+                damagedPackets += 1
+                return frames
+            }
+            defer { av_frame_unref(frame.pointer) }
+            let count = try mixToMono()
+            mono.withUnsafeBufferPointer { chunk(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+            frames += count
+        }
+    }
+
+    /// Averages the current frame's channels into `mono`; returns the sample count.
+    private func mixToMono() throws(MediaError) -> Int {
+        let current = frame.pointer.pointee
+        let count = Int(max(0, current.nb_samples))
+        let channels = Int(max(1, current.ch_layout.nb_channels))
+        if mono.count < count { mono = [Float](repeating: 0, count: count) }
+        let format = AVSampleFormat(rawValue: current.format)
+        let planar = av_sample_fmt_is_planar(format) != 0
+        switch format {
+        case AV_SAMPLE_FMT_FLT, AV_SAMPLE_FMT_FLTP:
+            try mix(Float.self, count: count, channels: channels, planar: planar) { $0 }
+        case AV_SAMPLE_FMT_S16, AV_SAMPLE_FMT_S16P:
+            try mix(Int16.self, count: count, channels: channels, planar: planar) { Float($0) / 32768 }
+        case AV_SAMPLE_FMT_S32, AV_SAMPLE_FMT_S32P:
+            try mix(Int32.self, count: count, channels: channels, planar: planar) { Float($0) / 2_147_483_648 }
+        case AV_SAMPLE_FMT_DBL, AV_SAMPLE_FMT_DBLP:
+            try mix(Double.self, count: count, channels: channels, planar: planar) { Float($0) }
+        case AV_SAMPLE_FMT_U8, AV_SAMPLE_FMT_U8P:
+            try mix(UInt8.self, count: count, channels: channels, planar: planar) { (Float($0) - 128) / 128 }
+        default:
+            let name = av_get_sample_fmt_name(format).map { String(cString: $0) } ?? "format \(current.format)"
+            throw MediaError(.invalidInput, operation: "decode audio", path: path,
+                             detail: "the \(codecName) decoder gives \(name) samples, which cannot be mixed here")
+        }
+        return count
+    }
+
+    private func mix<Sample>(_ type: Sample.Type, count: Int, channels: Int, planar: Bool,
+                             _ convert: (Sample) -> Float) throws(MediaError) {
+        guard let data = frame.pointer.pointee.extended_data else {
+            throw MediaError(.invalidInput, operation: "decode audio", path: path, detail: "a decoded frame has no data")
+        }
+        let scale = 1 / Float(channels)
+        try mono.withUnsafeMutableBufferPointer { (output) throws(MediaError) in
+            if planar {
+                for channel in 0..<channels {
+                    guard let plane = data[channel] else {
+                        throw MediaError(.invalidInput, operation: "decode audio", path: path,
+                                         detail: "a decoded frame lacks channel \(channel + 1)")
+                    }
+                    let samples = UnsafeRawPointer(plane).assumingMemoryBound(to: Sample.self)
+                    for index in 0..<count {
+                        let value = convert(samples[index])
+                        output[index] = channel == 0 ? value : output[index] + value
+                    }
+                }
+                if channels > 1 { for index in 0..<count { output[index] *= scale } }
+            } else {
+                guard let interleaved = data[0] else {
+                    throw MediaError(.invalidInput, operation: "decode audio", path: path, detail: "a decoded frame has no data")
+                }
+                let samples = UnsafeRawPointer(interleaved).assumingMemoryBound(to: Sample.self)
+                for index in 0..<count {
+                    var sum: Float = 0
+                    for channel in 0..<channels { sum += convert(samples[index * channels + channel]) }
+                    output[index] = channels > 1 ? sum * scale : sum
+                }
+            }
+        }
+    }
+
+    /// "video h264, data …" for a file without sound.
+    private static func describeStreams(_ context: UnsafeMutablePointer<AVFormatContext>) -> String {
+        var kinds: [String] = []
+        for index in 0..<Int(context.pointee.nb_streams) {
+            guard let parameters = context.pointee.streams[index]?.pointee.codecpar else { continue }
+            let type = av_get_media_type_string(parameters.pointee.codec_type).map { String(cString: $0) } ?? "unknown"
+            let codec = avcodec_get_name(parameters.pointee.codec_id).map { String(cString: $0) } ?? "unknown"
+            kinds.append("\(type) \(codec)")
+        }
+        return kinds.isEmpty ? "it holds no streams" : "it holds " + kinds.joined(separator: ", ")
+    }
+}
+
+/// An opened input file (`AVFormatContext`), closed exactly once when its owner goes.
+private final class AudioInputFile {
+    let pointer: UnsafeMutablePointer<AVFormatContext>
+
+    /// - Throws: `MediaError.invalidInput` naming the path and the system's or FFmpeg's reason.
+    init(path: String, operation: String) throws(MediaError) {
+        var context: UnsafeMutablePointer<AVFormatContext>? = nil
+        let opened = avformat_open_input(&context, path, nil, nil)
+        guard opened >= 0, let context else {
+            let hint: String
+            switch opened {
+            case kc_averror(ENOENT): hint = "Check the path"
+            case kc_averror(EACCES): hint = "Check that kioskcam may read the file"
+            default: hint = "The file is not a sound recording FFmpeg can read"
+            }
+            throw MediaError(.invalidInput, operation: operation, path: path, averror: opened, hint: hint)
+        }
+        pointer = context
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVFormatContext>? = pointer
+        avformat_close_input(&doomed)
+    }
+}
