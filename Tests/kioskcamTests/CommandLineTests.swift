@@ -202,4 +202,44 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("min_free"), "names the setting: \(result.stderr)")
         XCTAssertTrue(libraryFiles(folder).filter { $0.contains("/video/") }.isEmpty)
     }
+
+    /// The disk guard on a real small file system: below the floor the oldest whole
+    /// days go first, the recording then proceeds, and every file left plays.
+    func testDiskGuardDeletesOldestDaysFirstOnASmallDisk() throws {
+        let folder = TemporaryDirectory()
+        let disk = folder.path + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try Tool.run("mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk], allowFailure: true)
+        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here: \(mounted.stderr)") }
+        defer { _ = try? Tool.run("umount", [disk], allowFailure: true) }
+        let root = disk + "/media"
+
+        // A real clip to stand in for each older day's recordings, plus 2 MiB of bulk.
+        let clipRoot = folder.path + "/clip"
+        let clip = try kioskcam(["record", "--duration", "1s", "--size", "320x240", "--mic", "none", "--root", clipRoot, "--quiet"])
+        let clipPath = clip.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let calendar = Calendar(identifier: .gregorian)
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd"
+        let days = (1...5).map { formatter.string(from: calendar.date(byAdding: .day, value: -$0, to: Date()) ?? Date()) }
+        for day in days {
+            let directory = root + "/video/" + day
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: clipPath, toPath: directory + "/120000.mp4")
+            try Data(count: 2 * 1_048_576).write(to: URL(fileURLWithPath: directory + "/120100.mp4.bulk"))
+        }
+        let config = folder.path + "/guard.toml"
+        try "[storage]\nmin_free_megabytes = 9\n".write(toFile: config, atomically: true, encoding: .utf8)
+
+        let result = try kioskcam(["record", "--config", config, "--duration", "1s", "--size", "320x240", "--root", root, "--quiet"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let remaining = days.filter { FileManager.default.fileExists(atPath: root + "/video/" + $0) }
+        // ~6 MiB free of 16 with a 9 MiB floor: the two oldest days (5 and 4 days ago) go.
+        XCTAssertEqual(remaining, Array(days.prefix(3)), "oldest first: \(result.stderr)")
+        let videos = try FileManager.default.subpathsOfDirectory(atPath: root + "/video").filter { $0.hasSuffix(".mp4") }
+        XCTAssertEqual(videos.count, 4, "three older days and the new recording: \(videos)")
+        for video in videos {
+            XCTAssertGreaterThan(try XCTUnwrap(FFprobe.probe(root + "/video/" + video).video).frameCount, 0, video)
+        }
+    }
 }
