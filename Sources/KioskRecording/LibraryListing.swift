@@ -60,16 +60,7 @@ public struct LibraryListing: Sendable {
     }
 
     static func entries(_ directory: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        (try? FileManagerNames.list(directory)) ?? []
     }
 
     private static func read(_ path: String) -> String? {
