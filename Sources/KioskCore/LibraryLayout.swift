@@ -70,21 +70,13 @@ public struct LocalTimestamp: Hashable, Comparable, Sendable, CustomStringConver
 }
 
 /// "2026-11-22T01:23:26Z" for `secondsSince1970`: the MP4 `creation_time`. Pure
-/// arithmetic (Howard Hinnant's civil-from-days), so the encoder thread never waits
+/// arithmetic (`CalendarDate`'s civil-from-days), so the encoder thread never waits
 /// for a date formatter or time-zone database.
 public func iso8601UTC(secondsSince1970: Int64) -> String {
     let days = secondsSince1970 >= 0 ? secondsSince1970 / 86_400 : (secondsSince1970 - 86_399) / 86_400
     let secondOfDay = Int(secondsSince1970 - days * 86_400)
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let monthIndex = (5 * dayOfYear + 2) / 153
-    let day = Int(dayOfYear - (153 * monthIndex + 2) / 5 + 1)
-    let month = Int(monthIndex < 10 ? monthIndex + 3 : monthIndex - 9)
-    let year = Int(yearOfEra + era * 400 + (month <= 2 ? 1 : 0))
-    return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
+    let date = CalendarDate(daysSince1970: Int(days))
+    return pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) + "T"
         + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2) + "Z"
 }
 

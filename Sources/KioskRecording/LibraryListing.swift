@@ -23,7 +23,7 @@ public struct LibraryListing: Sendable {
     public func days() -> [String] {
         var names = Set<String>()
         for kind in MediaKind.allCases {
-            for name in Self.entries(layout.kindDirectory(kind)) where LocalTimestamp(parsing: Substring(name + "-000000")) != nil {
+            for name in Self.entries(layout.kindDirectory(kind)) where CalendarDate(folderName: name) != nil {
                 names.insert(name)
             }
         }

@@ -21,7 +21,7 @@ struct List: ParsableCommand {
         try runReportingErrors {
             let configuration = try common.loadConfiguration()
             let listing = LibraryListing(layout: LibraryLayout(root: configuration.storage.mediaRoot))
-            if let date, LocalTimestamp(parsing: Substring(date + "-000000")) == nil {
+            if let date, CalendarDate(folderName: date) == nil {
                 throw CLIError("--date \(date): use a date as YYYYMMDD, e.g. 20261122", exitCode: 64)
             }
             let days = date.map { [$0] } ?? listing.days()

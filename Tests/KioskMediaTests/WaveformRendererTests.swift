@@ -16,25 +16,11 @@ final class WaveformRendererTests: XCTestCase {
     /// silence, and the sine again; in both channels, or in the left one only.
     private func writeToneSilenceTone(_ path: String, third: Double = 1, leftOnly: Bool = false) throws {
         let thirdFrames = Int(third * Double(rate))
-        let frames = 3 * thirdFrames, channels = 2
-        var data = Data()
-        func le32(_ v: Int) { withUnsafeBytes(of: UInt32(v).littleEndian) { data.append(contentsOf: $0) } }
-        func le16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { data.append(contentsOf: $0) } }
-        let dataBytes = frames * channels * 2
-        data.append(contentsOf: Array("RIFF".utf8)); le32(36 + dataBytes); data.append(contentsOf: Array("WAVE".utf8))
-        data.append(contentsOf: Array("fmt ".utf8)); le32(16); le16(1); le16(channels); le32(rate)
-        le32(rate * channels * 2); le16(channels * 2); le16(16)
-        data.append(contentsOf: Array("data".utf8)); le32(dataBytes)
-        data.reserveCapacity(data.count + dataBytes)
-        for frame in 0..<frames {
+        try TestMedia.writeWAV(path, frames: 3 * thirdFrames, sampleRate: rate, channels: 2) { frame, channel in
             let loud = frame < thirdFrames || frame >= 2 * thirdFrames
             let value = loud ? Int16((sin(2 * Double.pi * 440 * Double(frame) / Double(rate)) * 16384).rounded()) : 0
-            for channel in 0..<channels {
-                let sample = leftOnly && channel == 1 ? 0 : value
-                withUnsafeBytes(of: sample.littleEndian) { data.append(contentsOf: $0) }
-            }
+            return leftOnly && channel == 1 ? 0 : value
         }
-        try data.write(to: URL(fileURLWithPath: path))
     }
 
     /// The PNG decoded by the ffmpeg CLI to packed RGB24.

@@ -152,7 +152,14 @@ public enum Package {
 public enum TestMedia {
     /// A 16-bit PCM WAV of a sine tone.
     public static func writeWAV(_ path: String, seconds: Double, sampleRate: Int = 48_000, channels: Int = 1, frequency: Double = 440) throws {
-        let frames = Int(seconds * Double(sampleRate))
+        try writeWAV(path, frames: Int(seconds * Double(sampleRate)), sampleRate: sampleRate, channels: channels) { index, _ in
+            Int16(sin(2 * Double.pi * frequency * Double(index) / Double(sampleRate)) * 8000)
+        }
+    }
+
+    /// A 16-bit PCM WAV whose samples come from `sample(frame, channel)`.
+    public static func writeWAV(_ path: String, frames: Int, sampleRate: Int, channels: Int,
+                                sample: (_ frame: Int, _ channel: Int) -> Int16) throws {
         var data = Data()
         func le32(_ v: Int) { withUnsafeBytes(of: UInt32(v).littleEndian) { data.append(contentsOf: $0) } }
         func le16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { data.append(contentsOf: $0) } }
@@ -161,9 +168,11 @@ public enum TestMedia {
         data.append(contentsOf: Array("fmt ".utf8)); le32(16); le16(1); le16(channels); le32(sampleRate)
         le32(sampleRate * channels * 2); le16(channels * 2); le16(16)
         data.append(contentsOf: Array("data".utf8)); le32(dataBytes)
-        for index in 0..<frames {
-            let value = Int16(sin(2 * Double.pi * frequency * Double(index) / Double(sampleRate)) * 8000)
-            for _ in 0..<channels { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        data.reserveCapacity(data.count + dataBytes)
+        for frame in 0..<frames {
+            for channel in 0..<channels {
+                withUnsafeBytes(of: sample(frame, channel).littleEndian) { data.append(contentsOf: $0) }
+            }
         }
         try data.write(to: URL(fileURLWithPath: path))
     }
