@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         systemLibrary("CAVUtil", pkgConfig: "libavutil", apt: "libavutil-dev"),
@@ -24,6 +26,12 @@ let package = Package(
         systemLibrary("CSwScale", pkgConfig: "libswscale", apt: "libswscale-dev"),
         systemLibrary("CV4L2", pkgConfig: "libv4l2", apt: "libv4l-dev"),
         systemLibrary("CALSA", pkgConfig: "alsa", apt: "libasound2-dev"),
+        systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
+        systemLibrary("CEvdev", pkgConfig: "libevdev", apt: "libevdev-dev"),
+        systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
+        systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+        /// Kernel UAPI headers (linux/fb.h) for the framebuffer ioctls; no library to link.
+        .systemLibrary(name: "CLinuxFB"),
 
         /// Pure policy: no C imports, most tests live here.
         .target(name: "KioskCore"),
@@ -44,6 +52,34 @@ let package = Package(
         ),
         /// Thin Swift over alsa-lib: capture with xrun recovery, device listing.
         .target(name: "KioskALSA", dependencies: ["KioskCore", "CALSA"]),
+        /// Thin Swift over libgpiod 1.6 (v1 API): buttons with edge events, the status LED.
+        .target(
+            name: "KioskGPIO",
+            dependencies: ["KioskCore", "CGPIOD", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        /// Thin Swift over libevdev: touch screens (protocols A, B, single touch), uinput.
+        .target(
+            name: "KioskInput",
+            dependencies: ["KioskCore", "CEvdev", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        /// The screen: framebuffer (fbdev mmap, or memory/file backed) and cairo drawing.
+        .target(
+            name: "KioskScreen",
+            dependencies: ["KioskCore", "KioskMedia", "CCairo", "CLinuxFB",
+                           .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        /// PIN storage: salted PBKDF2-SHA256 hash and throttling state in the state directory.
+        .target(
+            name: "KioskPIN",
+            dependencies: ["KioskCore", .product(name: "_CryptoExtras", package: "swift-crypto"),
+                           .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        /// The control socket: newline-delimited JSON over a Unix socket, server and client.
+        .target(
+            name: "KioskControl",
+            dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "SystemPackage", package: "swift-system")]
+        ),
         /// The recording pipeline: encoder thread, segments, temp files, salvage.
         .target(
             name: "KioskRecording",
@@ -53,10 +89,22 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        /// The appliance: every part as a service (swift-service-lifecycle), one daemon.
+        .target(
+            name: "KioskAppliance",
+            dependencies: [
+                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
+                "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "CSystemd",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         .executableTarget(
             name: "kioskcam",
             dependencies: [
                 "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
+                "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskAppliance",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -72,6 +120,15 @@ let package = Package(
             name: "KioskRecordingTests",
             dependencies: ["KioskRecording", "KioskSources", "KioskMedia", "KioskCore", "KioskTestSupport",
                            .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(name: "KioskGPIOTests", dependencies: ["KioskGPIO", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskScreenTests", dependencies: ["KioskScreen", "KioskMedia", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskPINTests", dependencies: ["KioskPIN", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
+        .testTarget(
+            name: "KioskApplianceTests",
+            dependencies: ["KioskAppliance", "KioskCore", "KioskTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         /// End-to-end: runs the built `kioskcam` binary (swift test builds it first).
         .testTarget(name: "kioskcamTests", dependencies: ["KioskCore", "KioskTestSupport", "kioskcam"]),

@@ -166,6 +166,10 @@ public struct Configuration: Sendable, Equatable {
     public var encoder = Encoder()
     public var snapshot = Snapshot()
     public var logging = Logging()
+    public var buttons = Buttons()
+    public var touch = Touch()
+    public var screen = Screen()
+    public var control = Control()
 
     public init() {}
 

@@ -69,9 +69,14 @@ struct ConfigKey {
 }
 
 extension Configuration {
-    /// Every key the file may contain. Adding a setting means adding a line here and
-    /// to `rootfs/etc/kioskcam/kioskcam.toml` (a test checks the two agree).
+    /// Every key the file may contain. Adding a setting means adding a line to one of
+    /// these lists and to `rootfs/etc/kioskcam/kioskcam.toml` (a test checks the two agree).
     static var schema: [ConfigKey] {
+        captureSchema + buttonsSchema + touchSchema + screenSchema + controlSchema
+    }
+
+    /// Storage, camera, microphone, encoder, snapshot and logging.
+    static var captureSchema: [ConfigKey] {
         [
             .string("storage.media_root", allowed: "an absolute path such as \"/var/lib/kioskcam/media\"") { c, text in
                 guard text.hasPrefix("/"), text.count > 1 else { return false }

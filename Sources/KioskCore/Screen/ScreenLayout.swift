@@ -1,0 +1,115 @@
+/// Where everything sits on the logical screen, for drawing and for hit testing alike,
+/// so a tap lands on exactly the key that was drawn there.
+///
+/// Landscape puts the controls in a column on the right of the preview; portrait puts
+/// them in a row below it. The PIN pad is a 3×4 grid (1–9, then blank, 0, del) centred
+/// under the title and the entry dots.
+public struct ScreenLayout: Sendable, Equatable {
+    public let size: ScreenSize
+
+    /// Status line along the bottom edge: free space, camera state, device name.
+    public let statusBar: ScreenRect
+    /// The camera picture (letter-boxed inside this area by the renderer).
+    public let preview: ScreenRect
+    /// REC indicator with duration and size, drawn over the top-left of the preview.
+    public let recordingBadge: ScreenRect
+    /// The level meter: one bar per channel.
+    public let levelMeter: ScreenRect
+    public let recordButton: ScreenRect
+    public let snapshotButton: ScreenRect
+
+    /// PIN screen: the title ("Enter PIN"), the entry dots and the message line.
+    public let pinTitle: ScreenRect
+    public let pinDots: ScreenRect
+    public let pinMessage: ScreenRect
+    /// Each key of the pad and its rectangle.
+    public let pinKeys: [(key: PinKey, rect: ScreenRect)]
+
+    public init(size: ScreenSize) {
+        self.size = size
+        let w = size.width, h = size.height
+        let statusHeight = max(20, h / 16)
+        statusBar = ScreenRect(x: 0, y: h - statusHeight, width: w, height: statusHeight)
+        let body = ScreenRect(x: 0, y: 0, width: w, height: h - statusHeight)
+        let gap = max(4, min(w, h) / 60)
+
+        if size.isPortrait {
+            let controlsHeight = body.height / 4
+            preview = ScreenRect(x: 0, y: 0, width: w, height: body.height - controlsHeight)
+            let row = ScreenRect(x: 0, y: preview.maxY, width: w, height: controlsHeight)
+            let meterHeight = max(12, controlsHeight / 6)
+            levelMeter = ScreenRect(x: gap, y: row.y + gap, width: w - 2 * gap, height: meterHeight)
+            let buttonsTop = levelMeter.maxY + gap
+            let buttonHeight = row.maxY - buttonsTop - gap
+            let buttonWidth = (w - 3 * gap) / 2
+            recordButton = ScreenRect(x: gap, y: buttonsTop, width: buttonWidth, height: buttonHeight)
+            snapshotButton = ScreenRect(x: 2 * gap + buttonWidth, y: buttonsTop, width: buttonWidth, height: buttonHeight)
+        } else {
+            let columnWidth = w / 4
+            preview = ScreenRect(x: 0, y: 0, width: w - columnWidth, height: body.height)
+            let column = ScreenRect(x: preview.maxX, y: 0, width: columnWidth, height: body.height)
+            let meterWidth = max(12, columnWidth / 6)
+            levelMeter = ScreenRect(x: column.maxX - gap - meterWidth, y: gap, width: meterWidth, height: column.height - 2 * gap)
+            let buttonWidth = levelMeter.x - column.x - 2 * gap
+            let buttonHeight = (column.height - 3 * gap) / 2
+            recordButton = ScreenRect(x: column.x + gap, y: gap, width: buttonWidth, height: buttonHeight)
+            snapshotButton = ScreenRect(x: column.x + gap, y: 2 * gap + buttonHeight, width: buttonWidth, height: buttonHeight)
+        }
+        recordingBadge = ScreenRect(x: preview.x + gap, y: preview.y + gap,
+                                    width: min(preview.width - 2 * gap, max(160, preview.width / 2)),
+                                    height: max(24, h / 12))
+
+        // PIN pad: square-ish keys sized to fit the smaller side, centred.
+        let headerHeight = h / 5
+        pinTitle = ScreenRect(x: 0, y: gap, width: w, height: headerHeight / 2)
+        pinDots = ScreenRect(x: 0, y: pinTitle.maxY, width: w, height: headerHeight / 2)
+        let padTop = pinDots.maxY + gap
+        let messageHeight = max(24, h / 14)
+        let padBottom = statusBar.y - messageHeight - gap
+        let keyHeight = (padBottom - padTop - 3 * gap) / 4
+        let keyWidth = min((w - 4 * gap) / 3, keyHeight * 2)
+        let padWidth = 3 * keyWidth + 2 * gap
+        let padLeft = (w - padWidth) / 2
+        var keys: [(key: PinKey, rect: ScreenRect)] = []
+        let grid: [[PinKey?]] = [
+            [.digit(1), .digit(2), .digit(3)],
+            [.digit(4), .digit(5), .digit(6)],
+            [.digit(7), .digit(8), .digit(9)],
+            [nil, .digit(0), .delete],
+        ]
+        for (row, keysInRow) in grid.enumerated() {
+            for (column, key) in keysInRow.enumerated() {
+                guard let key else { continue }
+                keys.append((key, ScreenRect(x: padLeft + column * (keyWidth + gap), y: padTop + row * (keyHeight + gap),
+                                             width: keyWidth, height: keyHeight)))
+            }
+        }
+        pinKeys = keys
+        pinMessage = ScreenRect(x: 0, y: padBottom + gap / 2, width: w, height: messageHeight)
+    }
+
+    /// What a tap at `point` hits on `page`, if anything.
+    public func target(at point: ScreenPoint, on page: ScreenPage) -> ScreenTarget? {
+        switch page {
+        case .live:
+            if recordButton.contains(point) { return .recordButton }
+            if snapshotButton.contains(point) { return .snapshotButton }
+            return nil
+        case .pin:
+            return pinKeys.first { $0.rect.contains(point) }.map { .pinKey($0.key) }
+        case .blank:
+            return nil
+        }
+    }
+
+    /// The rectangle a target is drawn in.
+    public func rect(of target: ScreenTarget) -> ScreenRect? {
+        switch target {
+        case .recordButton: recordButton
+        case .snapshotButton: snapshotButton
+        case .pinKey(let key): pinKeys.first { $0.key == key }?.rect
+        }
+    }
+
+    public static func == (lhs: ScreenLayout, rhs: ScreenLayout) -> Bool { lhs.size == rhs.size }
+}

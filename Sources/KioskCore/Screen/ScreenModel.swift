@@ -1,0 +1,68 @@
+/// Which screen is showing (SPEC §5).
+public enum ScreenPage: String, Sendable, Equatable, CaseIterable {
+    /// Unlocked: preview, REC indicator, level meter, record and snapshot buttons.
+    case live
+    /// The PIN screensaver: keys 0–9 and "del".
+    case pin
+    /// The panel is dark; a touch wakes it to the PIN screen.
+    case blank
+}
+
+/// A key on the PIN pad.
+public enum PinKey: Sendable, Equatable, Hashable, CustomStringConvertible {
+    case digit(Int)
+    case delete
+
+    public var label: String {
+        switch self {
+        case .digit(let d): String(d)
+        case .delete: "del"
+        }
+    }
+
+    public var description: String { label }
+}
+
+/// Something on the screen a tap can hit.
+public enum ScreenTarget: Sendable, Equatable, Hashable {
+    case recordButton
+    case snapshotButton
+    case pinKey(PinKey)
+}
+
+/// Everything the renderer needs to draw one screen, as plain values: the UI logic
+/// produces it, the renderer only draws it, so golden-image tests need no devices.
+/// The camera picture itself is passed to the renderer separately.
+public struct ScreenModel: Sendable, Equatable {
+    public var page: ScreenPage = .live
+
+    // Live screen.
+    /// The recorder's state; drives the REC indicator and the record button.
+    public var recordingState: RecordingState = .idle
+    /// Seconds and bytes of the recording in progress (live, SPEC §2).
+    public var recordingSeconds: Double = 0
+    public var recordingBytes: Int64 = 0
+    /// The record button is disabled while starting and stopping (SPEC §2).
+    public var recordButtonEnabled: Bool { recordingState == .idle || recordingState == .recording }
+    /// Per-channel levels in dBFS, nil when there is no microphone.
+    public var audioLevels: AudioLevels?
+    /// Status line parts.
+    public var freeBytes: Int64?
+    public var cameraState: String = ""
+    public var deviceName: String = ""
+    /// A short notice on the live screen ("Snapshot saved", "Camera lost since 12:03:04").
+    public var notice: String?
+    /// Shown until the factory-default PIN is changed.
+    public var defaultPinWarning = false
+
+    // PIN screen.
+    /// How many digits have been typed (the digits themselves are never drawn).
+    public var pinDigitsEntered = 0
+    /// "Check your PIN", or the wait after repeated failures.
+    public var pinMessage: String?
+
+    /// The target under a finger right now, drawn pressed.
+    public var pressedTarget: ScreenTarget?
+
+    public init() {}
+}

@@ -1,0 +1,6 @@
+import XCTest
+@testable import KioskGPIO
+
+final class KioskGPIOPlaceholderTests: XCTestCase {
+    func testModuleLinks() { XCTAssertTrue(true) }
+}
