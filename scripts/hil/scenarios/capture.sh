@@ -9,7 +9,7 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 . "${HIL_LIB:-$(dirname "${BASH_SOURCE[0]}")/../lib.sh}"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-KIOSKCAM=${KIOSKCAM:-$ROOT/.build/debug/kioskcam}
+KIOSKCAM=${KIOSKCAM:-${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}/kioskcam}
 WORK=/tmp/hil-capture
 MIC=hw:Loopback,1,0
 TONE_HZ=1000
@@ -174,7 +174,7 @@ fi
 sed 's/^/HIL: log: /' "$log" | grep -E "lost|back|error" | head -n 6
 
 # --- the wrappers' own hardware tests (skipped on a host without devices) -------------
-XCTEST=$ROOT/.build/debug/kioskcamPackageTests.xctest
+XCTEST=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}/kioskcamPackageTests.xctest
 run_xctest() {  # NAME ENV=VALUE... CLASS
     local class=${*: -1} out=$WORK/xctest-$1.log rc
     shift
