@@ -169,6 +169,7 @@ public struct Configuration: Sendable, Equatable {
     public var buttons = Buttons()
     public var touch = Touch()
     public var screen = Screen()
+    public var lock = Lock()
     public var control = Control()
 
     public init() {}

@@ -72,7 +72,7 @@ extension Configuration {
     /// Every key the file may contain. Adding a setting means adding a line to one of
     /// these lists and to `rootfs/etc/kioskcam/kioskcam.toml` (a test checks the two agree).
     static var schema: [ConfigKey] {
-        captureSchema + buttonsSchema + touchSchema + screenSchema + controlSchema
+        captureSchema + buttonsSchema + touchSchema + screenSchema + lockSchema + controlSchema
     }
 
     /// Storage, camera, microphone, encoder, snapshot and logging.
