@@ -1,4 +1,5 @@
 import Foundation
+import KioskAppliance
 import KioskCore
 import KioskRecording
 import KioskSources
@@ -26,7 +27,8 @@ struct ForegroundSession {
     }
 
     private func makeRecorder(_ log: SessionLog) -> Recorder {
-        var settings = SourceFactory.recorderSettings(configuration, video: camera?.format, audio: microphone?.format)
+        var settings = SourceFactory.recorderSettings(configuration, video: camera?.format, audio: microphone?.format,
+                                                    version: KioskCam.version)
         settings.storageCheck = LibraryStorage.check(configuration, logger: logger)
         return Recorder(settings: settings, clock: SystemClock(), logger: logger,
                         overflow: fileReplay ? .block : .dropOldest, onEvent: { log.record($0) })

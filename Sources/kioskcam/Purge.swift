@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KioskAppliance
 import KioskCore
 import KioskRecording
 

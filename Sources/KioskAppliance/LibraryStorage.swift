@@ -5,8 +5,8 @@ import Logging
 
 /// The library's upkeep as the foreground commands run it: retention and the disk
 /// guard at start-up, hourly, and whenever free space runs low.
-enum LibraryStorage {
-    static func purger(_ configuration: Configuration, logger: Logger) -> LibraryPurger {
+public enum LibraryStorage {
+    public static func purger(_ configuration: Configuration, logger: Logger) -> LibraryPurger {
         LibraryPurger(layout: LibraryLayout(root: configuration.storage.mediaRoot),
                       retention: RetentionPolicy(retentionDays: configuration.storage.retentionDays),
                       guard: DiskGuardPolicy(floorBytes: configuration.storage.minFreeBytes,
@@ -15,13 +15,13 @@ enum LibraryStorage {
     }
 
     /// Video plus sound, bits per second: what one hour of recording needs.
-    static func bitrate(_ configuration: Configuration) -> Int {
+    public static func bitrate(_ configuration: Configuration) -> Int {
         configuration.effectiveVideoBitrate + configuration.encoder.audioBitrate
     }
 
     /// Purges now; returns what the disk guard says about starting a recording.
     @discardableResult
-    static func purge(_ configuration: Configuration, logger: Logger, protecting: Set<CalendarDate> = []) -> StorageVerdict {
+    public static func purge(_ configuration: Configuration, logger: Logger, protecting: Set<CalendarDate> = []) -> StorageVerdict {
         let purger = purger(configuration, logger: logger)
         do {
             let result = try purger.purge(today: CalendarDate(LocalTimestamp(Date())), protected: protecting,
@@ -40,7 +40,7 @@ enum LibraryStorage {
     /// It runs on the encoder thread every 2 s while recording: the free-space check is
     /// one `statvfs`, but a purge scans the whole library (~0.14 s for 43,000 files), so
     /// below the floor it purges at most once a minute rather than on every check.
-    static func check(_ configuration: Configuration, logger: Logger) -> @Sendable (Bool) -> StorageVerdict {
+    public static func check(_ configuration: Configuration, logger: Logger) -> @Sendable (Bool) -> StorageVerdict {
         let lastPurge = PurgeClock()
         return { recording in
             guard recording else { return purge(configuration, logger: logger) }
@@ -57,12 +57,14 @@ enum LibraryStorage {
 }
 
 /// When a purge last ran, so that a disk stuck below the floor is not rescanned every 2 s.
-final class PurgeClock: @unchecked Sendable {
+public final class PurgeClock: @unchecked Sendable {
     private let lock = Lock()
     private var last: Date?
 
+    public init() {}
+
     /// True (and restarts the interval) when `seconds` have passed since the last time.
-    func due(every seconds: Double) -> Bool {
+    public func due(every seconds: Double) -> Bool {
         lock.withLock {
             if let last, Date().timeIntervalSince(last) < seconds { return false }
             last = Date()

@@ -1,0 +1,127 @@
+import Foundation
+import Glibc
+import KioskCore
+import KioskMedia
+import KioskRecording
+import KioskSources
+import KioskALSA
+import KioskV4L2
+import Logging
+
+/// Builds the capture sources the configuration names, and says which were chosen.
+public enum SourceFactory {
+    public static func camera(_ configuration: Configuration, realtime: Bool, logger: Logger) throws -> VideoSource {
+        let camera = configuration.camera
+        let format = VideoFormat(size: camera.size, pixelFormat: camera.builtInPixelFormat, framesPerSecond: camera.framesPerSecond)
+        switch camera.source {
+        case .device(let path):
+            return try openV4L2(path, configuration, logger: logger)
+        case .automatic:
+            if let found = V4L2Discovery.cameras().first {
+                return try openV4L2(found.path, configuration, logger: logger)
+            }
+            logger.notice("camera: no camera found; using the built-in test pattern, \(format)")
+            return TestPatternCamera(format: format)
+        case .testPattern:
+            logger.notice("camera: built-in test pattern, \(format)")
+            return TestPatternCamera(format: format)
+        case .rawFile(let path):
+            logger.info("camera: raw frames from \(path), \(format), \(realtime ? "real time" : "as fast as possible")")
+            do {
+                return try RawFileCamera(path: path, format: format, realtime: realtime)
+            } catch {
+                throw ApplianceError(error.description)
+            }
+        }
+    }
+
+    public static func microphone(_ configuration: Configuration, realtime: Bool, logger: Logger) throws -> AudioSource? {
+        let mic = configuration.microphone
+        let format = AudioFormat(sampleRate: mic.sampleRate, channels: mic.channels)
+        switch mic.source {
+        case .alsa(let device):
+            return try openALSA(device, format: format, logger: logger)
+        case .automatic:
+            if !ALSADevices.captureDevices().isEmpty {
+                return try openALSA("default", format: format, logger: logger)
+            }
+            logger.notice("microphone: no sound card found; using the built-in tone, \(Int(mic.toneFrequency)) Hz, \(format)")
+            return ToneMicrophone(format: format, frequency: mic.toneFrequency)
+        case .none:
+            logger.info("microphone: none (recording without sound)")
+            return nil
+        case .tone:
+            logger.notice("microphone: built-in tone, \(Int(mic.toneFrequency)) Hz, \(format) (as configured)")
+            return ToneMicrophone(format: format, frequency: mic.toneFrequency)
+        case .silence:
+            logger.notice("microphone: built-in silence, \(format) (as configured)")
+            return ToneMicrophone(format: format, frequency: nil)
+        case .wavFile(let path):
+            do {
+                let source = try WAVFileMicrophone(path: path, realtime: realtime)
+                logger.info("microphone: \(path), \(source.format)")
+                return source
+            } catch {
+                throw ApplianceError(error.description)
+            }
+        }
+    }
+
+    /// Opens a V4L2 camera, applies the configured controls, and puts it under a
+    /// supervisor that reopens it after an unplug.
+    private static func openV4L2(_ path: String, _ configuration: Configuration, logger: Logger) throws -> VideoSource {
+        let c = configuration.camera
+        let request = CameraFormatRequest(size: c.size, framesPerSecond: c.framesPerSecond, preferredFourCC: c.pixelFormat?.rawValue)
+        @Sendable func open() throws -> VideoSource {
+            let camera = try V4L2Camera(path: path, request: request, noFrameTimeout: c.lostAfterSeconds)
+            for line in camera.controls.apply(zoom: c.zoom, focus: c.focus, exposure: c.exposure, whiteBalance: c.whiteBalance,
+                                              brightness: c.brightness, contrast: c.contrast) {
+                logger.info("camera \(path): \(line)")
+            }
+            return camera
+        }
+        let first: VideoSource
+        do {
+            first = try open()
+        } catch {
+            throw ApplianceError("\(error)")
+        }
+        if let camera = first as? V4L2Camera {
+            logger.info("camera: \(path) (\(camera.device.capabilities.card)): \(camera.negotiation)")
+        }
+        // The record loop (or the daemon) reports losses together with what it does
+        // about the recording; here only the camera's own progress is logged.
+        return CameraSupervisor(camera: first, open: open) { health in
+            if case .running = health { logger.info("camera \(path) is delivering frames") }
+        }
+    }
+
+    private static func openALSA(_ device: String, format: AudioFormat, logger: Logger) throws -> AudioSource {
+        do {
+            let microphone = try ALSAMicrophone(device: device, format: format)
+            microphone.onDiagnostic = { [logger] message in logger.warning("microphone \(device): \(message)") }
+            logger.info("microphone: ALSA \(device), \(microphone.format), \(microphone.periodFrames)-frame periods")
+            return microphone
+        } catch {
+            throw ApplianceError(error.description)
+        }
+    }
+
+    public static func recorderSettings(_ configuration: Configuration, video: VideoFormat?, audio: AudioFormat?,
+                                        version: String) -> RecorderSettings {
+        let encoder = configuration.encoder
+        return RecorderSettings(
+            layout: LibraryLayout(root: configuration.storage.mediaRoot),
+            video: video.map {
+                VideoTrackSettings(input: $0, codecName: encoder.videoCodec, bitrate: encoder.videoBitrate,
+                                   keyframeInterval: encoder.keyframeInterval, preset: encoder.preset, threads: encoder.threads)
+            },
+            audio: audio.map { AudioTrackSettings(input: $0, bitrate: encoder.audioBitrate) },
+            segmentPolicy: configuration.segmentPolicy,
+            syncInterval: configuration.storage.syncIntervalSeconds,
+            jpegQuality: configuration.snapshot.jpegQuality,
+            metadata: ["encoder": "kioskcam \(version)"]
+        )
+    }
+}
+
