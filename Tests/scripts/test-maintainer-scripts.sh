@@ -92,8 +92,8 @@ run() {
 }
 has() { if grep -qF -- "$2" "$1"; then pass; else fail "$(basename "$1") lacks '$2'"; fi; }
 lacks() { if grep -qF -- "$2" "$1"; then fail "$(basename "$1") contains '$2'"; else pass; fi; }
-exists() { if [ -e "$1" ]; then pass; else fail "missing: ${1#"$work"/}"; fi; }
-absent() { if [ -e "$1" ]; then fail "should not exist: ${1#"$work"/}"; else pass; fi; }
+exists() { if [ -e "$1" ] || [ -L "$1" ]; then pass; else fail "missing: ${1#"$work"/}"; fi; }
+absent() { if [ -e "$1" ] || [ -L "$1" ]; then fail "should not exist: ${1#"$work"/}"; else pass; fi; }
 # The stub calls, in order: "before" must come before "after".
 in_order() {
   local a b
@@ -158,7 +158,7 @@ run 0 "$scripts/kioskcam-pull" root@board --date 20261101 --kind photo,audio -d 
 has "$work/err" "nothing to pull"
 run 0 "$scripts/kioskcam-pull" root@board --dry-run -d "$work/dry" --remote-media "$media"
 has "$work/out" "video/20261101/070000.mp4"
-has "$work/err" "would copy 9 file(s)"
+has "$work/err" "would copy 8 file(s)"
 absent "$work/dry"
 # Deleting: without --yes only a report; with it only the pulled days go.
 run 0 "$scripts/kioskcam-pull" root@board --date 20261102 --delete-after-pull -d "$pulled" --remote-media "$media"
@@ -273,6 +273,57 @@ else
   has "$STUB_LOG" "journalctl"
   unset KIOSKCAM_RSYNC
 fi
+
+echo "== package-deb (a stand-in binary: layout, control, maintainer scripts)"
+# /usr/bin/true: a small ELF without the Swift runtime, so the package logic is tested
+# in seconds; the real release .deb is built the same way (README).
+run 0 "$scripts/package-deb" --arch "$(dpkg --print-architecture)" --binary /usr/bin/true --output "$work/deb" --compression none --version 1.2.3
+deb=$work/deb/kioskcam_1.2.3_$(dpkg --print-architecture).deb
+exists "$deb"
+dpkg-deb --info "$deb" >"$work/info"
+for field in "Package: kioskcam" "Version: 1.2.3" "libavcodec59" "libgpiod2" "libevdev2" "libcairo2" "libsystemd0" "fonts-dejavu-core" "libc6"; do
+  has "$work/info" "$field"
+done
+dpkg-deb --contents "$deb" >"$work/contents"
+for path in ./usr/bin/kioskcam ./usr/lib/systemd/system/kioskcam.service ./usr/lib/udev/rules.d/70-kioskcam.rules \
+  ./usr/lib/tmpfiles.d/kioskcam.conf ./usr/lib/sysusers.d/kioskcam.conf ./etc/kioskcam/kioskcam.toml ./usr/share/doc/kioskcam/copyright; do
+  has "$work/contents" " $path"
+done
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles >"$work/conffiles"
+has "$work/conffiles" /etc/kioskcam/kioskcam.toml
+run 1 "$scripts/package-deb" --arch arm64 --binary /usr/bin/true --output "$work/deb"
+has "$work/err" "not arm64"
+if [ -x "$binary" ] && kc_binary_dynamic=$(readelf -d "$binary" 2>/dev/null) && grep -q libswiftCore <<<"$kc_binary_dynamic"; then
+  run 1 "$scripts/package-deb" --binary "$binary" --output "$work/deb"
+  has "$work/err" "--static-swift-stdlib"
+fi
+# Install into a temp root with the real maintainer scripts (DPKG_ROOT), upgrade, purge.
+droot=$work/dpkg-root
+mkdir -p "$droot/var/lib/dpkg/updates" "$droot/var/lib/dpkg/info"
+touch "$droot/var/lib/dpkg/status"
+dpkg_in_root() { dpkg --root="$droot" --force-script-chrootless --force-depends --log=/dev/null "$@"; }
+run 0 dpkg_in_root -i "$deb"
+exists "$droot/usr/bin/kioskcam"
+exists "$droot/etc/systemd/system/multi-user.target.wants/kioskcam.service"
+has "$droot/etc/group" "kioskcam:x:"
+if [ "$(stat -c %a "$droot/var/lib/kioskcam")" = 700 ]; then pass; else fail "dpkg install: state folder mode $(stat -c %a "$droot/var/lib/kioskcam")"; fi
+echo "# local edit" >>"$droot/etc/kioskcam/kioskcam.toml"
+echo footage >"$droot/var/lib/kioskcam/media/keep.mp4"
+run 0 dpkg_in_root -i "$deb"
+has "$droot/etc/kioskcam/kioskcam.toml" "# local edit"
+run 0 dpkg_in_root --purge kioskcam
+absent "$droot/usr/bin/kioskcam"
+absent "$droot/etc/systemd/system/multi-user.target.wants/kioskcam.service"
+absent "$droot/etc/kioskcam/kioskcam.toml"
+exists "$droot/var/lib/kioskcam/media/keep.mp4"
+
+echo "== hardware/pinmap.toml agrees with the default config"
+config=$repo/rootfs/etc/kioskcam/kioskcam.toml
+pinmap=$repo/hardware/pinmap.toml
+for pair in record_button:record_line snapshot_button:snapshot_line status_led:led_line; do
+  gpio=$(sed -n "/^\[${pair%%:*}\]/,/^\[/s/^gpio = \([0-9]*\)/\1/p" "$pinmap")
+  has "$config" "${pair#*:} = $gpio"
+done
 
 echo "== check-rootfs"
 run 0 "$scripts/check-rootfs"

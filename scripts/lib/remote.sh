@@ -127,3 +127,24 @@ kc_date_stamp() {
   [ "$((10#$day))" -ge 1 ] && [ "$((10#$day))" -le 31 ] || return 1
   printf '%s' "$text"
 }
+
+# The CPU an ELF binary is for, from its header's e_machine, as `uname -m` names it
+# (x86_64, aarch64, armv7l); "not-elf" for anything else.
+kc_elf_machine() {
+  local magic machine
+  magic=$(od -An -N4 -tx1 "$1" | tr -d ' \n')
+  [ "$magic" = 7f454c46 ] || { printf 'not-elf'; return; }
+  machine=$(od -An -j18 -N2 -tx1 "$1" | tr -d ' \n')
+  case "$machine" in
+    3e00) printf x86_64 ;;
+    b700) printf aarch64 ;;
+    2800) printf armv7l ;;
+    *) printf 'elf-machine-%s' "$machine" ;;
+  esac
+}
+
+# True when a binary needs the Swift runtime's shared libraries (built without
+# --static-swift-stdlib), which a board does not have.
+kc_needs_swift_runtime() {
+  readelf -d "$1" 2>/dev/null | grep -q 'NEEDED.*libswiftCore\.so'
+}
