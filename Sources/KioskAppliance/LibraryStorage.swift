@@ -41,8 +41,15 @@ public enum LibraryStorage {
     /// one `statvfs`, but a purge scans the whole library (~0.14 s for 43,000 files), so
     /// below the floor it purges at most once a minute rather than on every check.
     public static func check(_ configuration: Configuration, logger: Logger) -> @Sendable (Bool) -> StorageVerdict {
+        check({ configuration }, logger: logger)
+    }
+
+    /// The same check, reading the configuration in effect each time (the daemon's
+    /// SIGHUP reload changes retention and the floor without a restart).
+    public static func check(_ current: @escaping @Sendable () -> Configuration, logger: Logger) -> @Sendable (Bool) -> StorageVerdict {
         let lastPurge = PurgeClock()
         return { recording in
+            let configuration = current()
             guard recording else { return purge(configuration, logger: logger) }
             let purger = purger(configuration, logger: logger)
             guard let space = try? purger.checkSpace(bitrate: bitrate(configuration)), space.isBelowFloor else { return .ok }

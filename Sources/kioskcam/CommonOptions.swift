@@ -108,3 +108,18 @@ func runReportingErrors(_ body: () throws -> Void) throws {
         throw ExitCode(1)
     }
 }
+
+/// `runReportingErrors` for async commands (the daemon).
+func runReportingErrorsAsync(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as CLIError {
+        FileHandle.standardError.write(Data("kioskcam: error: \(error.message)\n".utf8))
+        throw ExitCode(error.exitCode)
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        FileHandle.standardError.write(Data("kioskcam: error: \(error)\n".utf8))
+        throw ExitCode(1)
+    }
+}

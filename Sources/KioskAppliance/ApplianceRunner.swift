@@ -1,0 +1,112 @@
+import Dispatch
+import Foundation
+import Glibc
+import KioskCore
+import Logging
+import ServiceLifecycle
+
+/// `kioskcam run`: builds the appliance's services and runs them as one
+/// `ServiceGroup` until SIGTERM/SIGINT (or `runFor` seconds, for the demo).
+///
+/// Start order is the list order; shutdown is the reverse, so the control socket and
+/// the screen go first, capture stops next, and the recorder finishes the file last.
+public final class ApplianceRunner: @unchecked Sendable {
+    public let appliance: Appliance
+    private let reloadConfiguration: (@Sendable () throws -> Configuration)?
+    private let logger: Logger
+    private let notifier = SystemdNotifier()
+    private var extraServices: [any Service] = []
+    private var hangup: DispatchSourceSignal?
+    /// Called on every upkeep tick (twice a second) with the current status.
+    public var onTick: (@Sendable (ApplianceStatus) -> Void)?
+
+    /// - Parameters:
+    ///   - reloadConfiguration: Reads the configuration again (file and command-line
+    ///     overrides) on SIGHUP.
+    public init(appliance: Appliance, reloadConfiguration: (@Sendable () throws -> Configuration)?, logger: Logger) {
+        self.appliance = appliance
+        self.reloadConfiguration = reloadConfiguration
+        self.logger = logger
+    }
+
+    /// Adds a service that runs between capture and upkeep (buttons, touch, screen,
+    /// control socket), in the order added.
+    public func add(_ service: any Service) { extraServices.append(service) }
+
+    /// Runs until a shutdown signal, or `runFor` seconds if given.
+    public func run(runFor: Double? = nil) async throws {
+        let appliance = appliance
+        let notifier = notifier
+        let onTick = onTick
+        let upkeep = UpkeepService(appliance: appliance, notifier: notifier) { _ in
+            let status = appliance.status
+            onTick?(status)
+            notifier.status(Self.statusLine(status))
+        }
+        let services: [any Service] = [RecordingService(appliance: appliance), CaptureService(appliance: appliance)]
+            + extraServices + [upkeep]
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        ))
+        installReload()
+        if let runFor {
+            Task {
+                try? await Task.sleep(for: .seconds(runFor))
+                logger.notice("ran for \(Self.clock(runFor)) as asked: shutting down")
+                await group.triggerGracefulShutdown()
+            }
+        }
+        let status = appliance.status
+        logger.notice("kioskcam is running: camera \(status.cameraName), microphone \(status.microphoneName)")
+        notifier.ready(status: Self.statusLine(status))
+        do {
+            try await group.run()
+        } catch {
+            notifier.stopping()
+            throw error
+        }
+        notifier.stopping()
+        logger.notice("kioskcam stopped")
+    }
+
+    static func statusLine(_ status: ApplianceStatus) -> String {
+        let recorder = status.recorder
+        let recording = recorder.state == .recording
+            ? "recording \(Self.clock(recorder.secondsWritten)), \(ByteCountText.text(recorder.bytesWritten))"
+            : recorder.state.rawValue
+        return "\(recording); camera \(status.cameraState)"
+    }
+
+    /// Seconds as H:MM:SS.
+    static func clock(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded(.down))
+        return String(format: "%d:%02d:%02d", whole / 3600, whole / 60 % 60, whole % 60)
+    }
+
+    /// SIGHUP: read the file again; apply what can change live, report the rest.
+    private func installReload() {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler { [weak self] in self?.reload() }
+        source.resume()
+        hangup = source
+    }
+
+    private func reload() {
+        guard let reloadConfiguration else { return }
+        notifier.reloading()
+        defer { notifier.ready(status: Self.statusLine(appliance.status)) }
+        let new: Configuration
+        do {
+            new = try reloadConfiguration()
+        } catch {
+            logger.error("SIGHUP: \(error); keeping the configuration in effect")
+            return
+        }
+        let change = ConfigurationReload(from: appliance.configuration, to: new)
+        appliance.adopt(new)
+        logger.notice("\(change.summary)")
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import KioskAppliance
+import KioskCore
+import KioskMedia
+
+/// `kioskcam run`: the appliance daemon.
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the appliance: capture, recording, library upkeep, buttons, touch, screen and the control socket.",
+        discussion: """
+        Runs in the foreground until SIGTERM or Ctrl-C, which finish the recording in progress \
+        (the file plays and is in the library) before exiting 0. SIGHUP reloads the configuration \
+        file and logs what changed and what needs a restart. Under systemd (Type=notify) it reports \
+        readiness and pings the watchdog.
+
+        With no devices present it runs on the built-in test-pattern camera, tone microphone and \
+        a file-backed screen, and says so.
+        """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .customLong("for"), help: ArgumentHelp("Shut down by itself after this long (demo, tests): 20s, 1m.", valueName: "time"))
+    var runFor: String?
+
+    func run() async throws {
+        try await runReportingErrorsAsync {
+            let configuration = try common.loadConfiguration()
+            let logger = common.makeLogger(configuration)
+            MediaLibraryLog.setVerbose(common.verbose)
+            let limit = try runFor.map { text -> Double in
+                guard let seconds = parseDuration(text), seconds > 0 else {
+                    throw CLIError("--for \(text): use a time such as 20s or 1m", exitCode: 64)
+                }
+                return seconds
+            }
+            let common = common
+            let daemon = try ApplianceDaemon(configuration: configuration, reloadConfiguration: { try common.loadConfiguration() },
+                                             version: KioskCam.version, logger: logger)
+            try await daemon.run(runFor: limit)
+        }
+    }
+}
