@@ -1,6 +1,0 @@
-import XCTest
-@testable import KioskInput
-
-final class KioskInputPlaceholderTests: XCTestCase {
-    func testModuleLinks() { XCTAssertTrue(true) }
-}
