@@ -89,7 +89,7 @@ final class TouchTransformTests: XCTestCase {
         var settings = Configuration.Touch()
         let screen = ScreenSize(width: 480, height: 800)
         XCTAssertEqual(TouchTransform(settings: settings, xRange: range4k, yRange: range4k, screen: screen, screenRotation: .quarter).rotation, .quarter)
-        settings.rotation = .none
+        settings.rotation = ScreenRotation.none
         settings.flipY = true
         settings.calibration = TouchCalibration(x: AxisRange(minimum: 1, maximum: 2), y: AxisRange(minimum: 3, maximum: 4))
         let t = TouchTransform(settings: settings, xRange: range4k, yRange: range4k, screen: screen, screenRotation: .quarter)
