@@ -1,0 +1,119 @@
+import Foundation
+import Glibc
+import KioskCore
+import Logging
+import SystemPackage
+
+/// The Prometheus textfile node_exporter's textfile collector reads.
+///
+/// Each write goes to a temp file in the same folder and is renamed over the old one, so
+/// the collector never reads half a file (it would drop every metric in it).
+public struct MetricsTextfile: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// Writes `snapshot` atomically, mode 0644 (node_exporter runs as its own user).
+    /// - Throws: `MetricsWriteError` naming the file and the fix (a missing folder, no permission, a full disk).
+    public func write(_ snapshot: MetricsSnapshot) throws(MetricsWriteError) {
+        let bytes = Array(MetricsFormatter.text(snapshot).utf8)
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        // A leading dot and no .prom suffix: the collector ignores the temp file.
+        let temp = folder + "/." + name + ".tmp-\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            let error = Errno(rawValue: errno)
+            let fix = error == .noSuchFileOrDirectory
+                ? "create the folder \(folder) (installing prometheus-node-exporter does) or set control.metrics_file = \"\""
+                : "check the folder's permissions or set control.metrics_file"
+            throw MetricsWriteError(path: path, message: "cannot write the metrics file \(path): \(error); \(fix)")
+        }
+        fchmod(fd, 0o644)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let writeError = Errno(rawValue: errno)
+        close(fd)
+        guard written == bytes.count else {
+            unlink(temp)
+            throw MetricsWriteError(path: path, message: "cannot write the metrics file \(path): \(writeError); is the disk full?")
+        }
+        guard rename(temp, path) == 0 else {
+            let error = Errno(rawValue: errno)
+            unlink(temp)
+            throw MetricsWriteError(path: path, message: "cannot replace the metrics file \(path): \(error)")
+        }
+    }
+
+    /// Removes the file, so a stopped daemon exports nothing rather than stale numbers.
+    public func remove() { unlink(path) }
+}
+
+public struct MetricsWriteError: Error, CustomStringConvertible, Equatable {
+    public var path: String
+    public var message: String
+    public var description: String { message }
+}
+
+/// Rewrites the metrics file every `interval` seconds on its own thread, from a snapshot
+/// the daemon provides. A failing write is logged once (and again when it changes or
+/// recovers), not every few seconds. `stop()` ends the thread and removes the file.
+public final class MetricsTextfileWriter: @unchecked Sendable {
+    public let file: MetricsTextfile
+    public let intervalSeconds: Double
+    private let snapshot: @Sendable () -> MetricsSnapshot
+    private let logger: Logger
+    private let lock = Lock()
+    private var stopped = false
+    private var lastError: String?
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts writing at once, then every `intervalSeconds`.
+    public init(path: String, intervalSeconds: Double, logger: Logger, snapshot: @escaping @Sendable () -> MetricsSnapshot) {
+        file = MetricsTextfile(path: path)
+        self.intervalSeconds = max(0.05, intervalSeconds)
+        self.snapshot = snapshot
+        self.logger = logger
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "metrics-textfile"
+        thread.start()
+    }
+
+    private func run() {
+        while true {
+            writeOnce()
+            let deadline = Date(timeIntervalSinceNow: intervalSeconds)
+            let stop = lock.withLock { () -> Bool in
+                while !stopped, lock.wait(until: deadline) {}
+                return stopped
+            }
+            if stop { return }
+        }
+    }
+
+    private func writeOnce() {
+        do {
+            try file.write(snapshot())
+            if lock.withLock({ defer { lastError = nil }; return lastError != nil }) {
+                logger.notice("metrics file written again", metadata: ["path": "\(file.path)"])
+            }
+        } catch {
+            let repeated = lock.withLock { defer { lastError = error.message }; return lastError == error.message }
+            if !repeated { logger.warning("\(error.message)") }
+        }
+    }
+
+    /// Ends the thread (waiting for a write in progress) and removes the file. Idempotent.
+    public func stop() {
+        let first = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            lock.broadcast()
+            return !stopped
+        }
+        guard first else { return }
+        finished.wait()
+        file.remove()
+    }
+}

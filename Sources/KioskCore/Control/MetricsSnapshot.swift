@@ -1,0 +1,82 @@
+import Foundation
+
+/// The numbers the daemon exports for Prometheus (node_exporter's textfile collector),
+/// taken at one instant. Counters are totals since the daemon started.
+public struct MetricsSnapshot: Sendable, Equatable {
+    public var state: RecordingState = .idle
+    public var bytesWrittenTotal: Int64 = 0
+    public var segmentsTotal: Int = 0
+    public var recordingsTotal: Int = 0
+    public var droppedFramesTotal: Int = 0
+    public var freeBytes: Int64?
+    public var totalBytes: Int64?
+    public var cameraUp = false
+    public var microphoneUp = false
+    public var audioXrunsTotal: Int = 0
+    public var pinFailuresTotal: Int = 0
+    public var defaultPIN = false
+    public var controlClients: Int = 0
+    public var controlEventsDroppedTotal: Int = 0
+    public var uptimeSeconds: Double = 0
+    public var deviceID: String = ""
+    public var version: String = ""
+
+    public init() {}
+}
+
+/// Formats a `MetricsSnapshot` in the Prometheus text exposition format (version 0.0.4),
+/// as node_exporter's textfile collector reads it: `# HELP` and `# TYPE` before each
+/// metric, no timestamps (the collector rejects them; it exports the file's mtime itself).
+public enum MetricsFormatter {
+    public static func text(_ snapshot: MetricsSnapshot) -> String {
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+            out += "# HELP kioskcam_\(name) \(escapeHelp(help))\n# TYPE kioskcam_\(name) \(type)\n"
+            for sample in samples { out += "kioskcam_\(name)\(sample.labels) \(sample.value)\n" }
+        }
+        func one(_ name: String, _ type: String, _ help: String, _ value: String) { metric(name, type, help, [("", value)]) }
+
+        metric("info", "gauge", "Device identity and version; the value is always 1.",
+               [("{device_id=\"\(escapeLabel(snapshot.deviceID))\",version=\"\(escapeLabel(snapshot.version))\"}", "1")])
+        one("recording", "gauge", "1 while a recording is being written, else 0.", snapshot.state == .recording ? "1" : "0")
+        metric("recorder_state", "gauge", "The recorder's state: 1 for the current one.",
+               RecordingState.allCases.map { ("{state=\"\($0.rawValue)\"}", $0 == snapshot.state ? "1" : "0") })
+        one("bytes_written_total", "counter", "Bytes written into recordings since the daemon started.", String(snapshot.bytesWrittenTotal))
+        one("segments_total", "counter", "Recording segments (files) finished since the daemon started.", String(snapshot.segmentsTotal))
+        one("recordings_total", "counter", "Recordings started since the daemon started.", String(snapshot.recordingsTotal))
+        one("dropped_frames_total", "counter", "Camera frames dropped because the encoder fell behind.", String(snapshot.droppedFramesTotal))
+        if let free = snapshot.freeBytes {
+            one("free_bytes", "gauge", "Free bytes on the media library's file system.", String(free))
+        }
+        if let total = snapshot.totalBytes {
+            one("filesystem_size_bytes", "gauge", "Size of the media library's file system in bytes.", String(total))
+        }
+        one("camera_up", "gauge", "1 when the camera delivers frames, else 0.", snapshot.cameraUp ? "1" : "0")
+        one("microphone_up", "gauge", "1 when the microphone delivers sound, else 0.", snapshot.microphoneUp ? "1" : "0")
+        one("audio_xruns_total", "counter", "ALSA capture overruns recovered from.", String(snapshot.audioXrunsTotal))
+        one("pin_failures_total", "counter", "Wrong PINs entered since the daemon started.", String(snapshot.pinFailuresTotal))
+        one("default_pin", "gauge", "1 while the factory default PIN is set, else 0.", snapshot.defaultPIN ? "1" : "0")
+        one("control_clients", "gauge", "Clients connected to the control socket.", String(snapshot.controlClients))
+        one("control_events_dropped_total", "counter", "Events not delivered to slow control-socket subscribers.", String(snapshot.controlEventsDroppedTotal))
+        one("uptime_seconds", "gauge", "Seconds since the daemon started.", number(snapshot.uptimeSeconds))
+        return out
+    }
+
+    /// Label values escape backslash, double quote and newline.
+    static func escapeLabel(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// Help text escapes backslash and newline.
+    static func escapeHelp(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// Prometheus spells the special values `NaN`, `+Inf`, `-Inf`.
+    static func number(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
+        return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}

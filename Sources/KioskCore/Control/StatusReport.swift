@@ -1,0 +1,95 @@
+import Foundation
+
+/// The answer to `status`: what `kioskcam status` prints, and `--json` passes through.
+/// Everything but `state` is optional so the daemon fills what it knows.
+public struct StatusReport: Sendable, Equatable, Codable {
+    /// The recorder: idle, starting, recording or stopping.
+    public var state: RecordingState
+    /// "video" or "audio" while recording.
+    public var kind: String?
+    /// The file being written (library path once finished; the temp path while recording).
+    public var currentFile: String?
+    public var bytesWritten: Int64?
+    public var secondsRecorded: Double?
+    /// 1 for the first segment of a recording.
+    public var segment: Int?
+    public var droppedFrames: Int?
+    /// Free space on the media library's file system.
+    public var freeBytes: Int64?
+    /// "ok /dev/video0", "test pattern", "lost since 12:03:04", …
+    public var camera: String?
+    /// "ok hw:1,0", "tone", "none", …
+    public var microphone: String?
+    public var deviceID: String?
+    public var uptimeSeconds: Double?
+    /// True while the factory default PIN is still set (SPEC §5: flag it clearly).
+    public var defaultPIN: Bool?
+    public var pinFailures: Int?
+    /// RMS and peak-hold level per channel, dBFS.
+    public var levelsRMSDBFS: [Double]?
+    public var levelsPeakDBFS: [Double]?
+    /// The last error the recorder reported, if any.
+    public var lastError: String?
+    public var version: String?
+
+    public init(state: RecordingState) { self.state = state }
+
+    enum CodingKeys: String, CodingKey {
+        case state, kind, camera, microphone, segment, version
+        case currentFile = "current_file"
+        case bytesWritten = "bytes_written"
+        case secondsRecorded = "seconds_recorded"
+        case droppedFrames = "dropped_frames"
+        case freeBytes = "free_bytes"
+        case deviceID = "device_id"
+        case uptimeSeconds = "uptime_seconds"
+        case defaultPIN = "default_pin"
+        case pinFailures = "pin_failures"
+        case levelsRMSDBFS = "levels_rms_dbfs"
+        case levelsPeakDBFS = "levels_peak_dbfs"
+        case lastError = "last_error"
+    }
+
+    /// Human-readable lines for `kioskcam status`.
+    public var lines: [String] {
+        var lines: [String] = []
+        var recording = "state:        \(state.rawValue)"
+        if let kind, state != .idle { recording += " (\(kind))" }
+        lines.append(recording)
+        if let currentFile { lines.append("file:         \(currentFile)") }
+        if state == .recording || state == .stopping {
+            var progress: [String] = []
+            if let secondsRecorded { progress.append(String(format: "%.1f s", secondsRecorded)) }
+            if let bytesWritten { progress.append(ByteCountText.text(bytesWritten)) }
+            if let segment { progress.append("segment \(segment)") }
+            if !progress.isEmpty { lines.append("progress:     " + progress.joined(separator: ", ")) }
+        }
+        if let droppedFrames { lines.append("dropped:      \(droppedFrames) frames") }
+        if let freeBytes { lines.append("free space:   \(ByteCountText.text(freeBytes))") }
+        if let camera { lines.append("camera:       \(camera)") }
+        if let microphone { lines.append("microphone:   \(microphone)") }
+        if let levelsRMSDBFS, !levelsRMSDBFS.isEmpty {
+            let peaks = levelsPeakDBFS ?? []
+            let channels = levelsRMSDBFS.enumerated().map { index, rms in
+                index < peaks.count ? String(format: "%.1f (peak %.1f)", rms, peaks[index]) : String(format: "%.1f", rms)
+            }
+            lines.append("level dBFS:   " + channels.joined(separator: ", "))
+        }
+        if defaultPIN == true { lines.append("PIN:          WARNING: the factory default PIN is set; change it with `kioskcam pin set`") }
+        if let pinFailures { lines.append("PIN failures: \(pinFailures)") }
+        if let lastError { lines.append("last error:   \(lastError)") }
+        if let deviceID { lines.append("device id:    \(deviceID)") }
+        if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
+        if let version { lines.append("version:      \(version)") }
+        return lines
+    }
+
+    static func uptimeText(_ seconds: Double) -> String {
+        let total = Int(max(0, seconds))
+        let (days, hours, minutes, secs) = (total / 86_400, total / 3600 % 24, total / 60 % 60, total % 60)
+        return days > 0 ? String(format: "%dd %02d:%02d:%02d", days, hours, minutes, secs) : String(format: "%02d:%02d:%02d", hours, minutes, secs)
+    }
+}
+
+/// Sent by name on the control socket (`"state":"recording"`).
+extension RecordingState: Codable {}

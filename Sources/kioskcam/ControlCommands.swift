@@ -1,0 +1,169 @@
+import ArgumentParser
+import Foundation
+import KioskControl
+import KioskCore
+
+/// The commands that talk to the running daemon over the control socket.
+enum DaemonConnection {
+    static func client(_ common: CommonOptions) throws -> ControlClient {
+        ControlClient(try common.loadConfiguration().control)
+    }
+
+    /// Sends a request; a daemon error becomes a CLI error with its message.
+    static func send(_ request: ControlRequest, with client: ControlClient) throws -> [String: JSONValue] {
+        let response: ControlResponse
+        do {
+            response = try client.send(request)
+        } catch {
+            throw CLIError(error.description, exitCode: error.exitCode)
+        }
+        switch response.outcome {
+        case .success(let result): return result
+        case .failure(let error): throw CLIError("the daemon refused \(request.command): \(error.message)")
+        }
+    }
+
+    static func printJSON(_ value: JSONValue) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    static let notRunningHelp = "Exit status: 69 when the daemon is not running, 77 when the socket is not yours to use (join the group or use sudo)."
+}
+
+/// `kioskcam status`: what the daemon is doing.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the running daemon's state: recording, file, size, free space, camera, microphone, PIN, device ID.",
+        discussion: DaemonConnection.notRunningHelp
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Flag(help: "Print the daemon's status as JSON (for scripts).")
+    var json = false
+
+    func run() throws {
+        try runReportingErrors {
+            let result = try DaemonConnection.send(.status, with: try DaemonConnection.client(common))
+            if json { return try DaemonConnection.printJSON(.object(result)) }
+            do {
+                print(try JSONValue.object(result).decode(as: StatusReport.self).lines.joined(separator: "\n"))
+            } catch {
+                throw CLIError("the daemon's status could not be read (\(error)); `kioskcam status --json` shows it raw")
+            }
+        }
+    }
+}
+
+/// `kioskcam start`: ask the daemon to start recording.
+struct StartCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "start",
+        abstract: "Ask the running daemon to start recording (`kioskcam record` records without a daemon).",
+        discussion: DaemonConnection.notRunningHelp
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Flag(help: "Record sound only (AAC in audio/YYYYMMDD/HHMMSS.m4a).")
+    var audio = false
+
+    @Option(help: ArgumentHelp("Stop by itself after this long (10s, 5m, 1h).", valueName: "time"))
+    var duration: String?
+
+    func run() throws {
+        try runReportingErrors {
+            let seconds = try duration.map { text -> Double in
+                guard let seconds = parseDuration(text), seconds >= 0.1, seconds <= 86_400 else {
+                    throw CLIError("--duration \(text): use a time from 0.1s to 24h, such as 10s, 1.5m or 1h", exitCode: 64)
+                }
+                return seconds
+            }
+            let result = try DaemonConnection.send(.recordStart(audioOnly: audio, duration: seconds), with: try DaemonConnection.client(common))
+            print("recording started" + (result["file"]?.stringValue.map { ": \($0)" } ?? ""))
+        }
+    }
+}
+
+/// `kioskcam stop`: ask the daemon to stop recording.
+struct StopCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop",
+        abstract: "Ask the running daemon to stop recording; the file is finished and moved into the library.",
+        discussion: DaemonConnection.notRunningHelp
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        try runReportingErrors {
+            let result = try DaemonConnection.send(.recordStop, with: try DaemonConnection.client(common))
+            print("recording stopped" + (result["file"]?.stringValue.map { ": \($0)" } ?? ""))
+        }
+    }
+}
+
+/// `kioskcam watch`: follow the daemon's events.
+struct WatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Print the running daemon's events as they happen: state changes, buttons, touches, levels, progress.",
+        discussion: "Runs until Ctrl-C or until the daemon stops. " + DaemonConnection.notRunningHelp
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: ArgumentHelp("Only these kinds, comma-separated: \(ControlEventKind.subscribable.map(\.rawValue).joined(separator: ", ")).", valueName: "kinds"))
+    var events: String?
+
+    @Flag(help: "Print each event as the daemon's JSON line.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Exit after this many events.", valueName: "n"))
+    var count: Int?
+
+    func run() throws {
+        try runReportingErrors {
+            let kinds = try events.map { text -> Set<ControlEventKind> in
+                let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                let known = ControlEventKind.subscribable
+                return Set(try names.map { name in
+                    guard let kind = known.first(where: { $0.rawValue == name }) else {
+                        throw CLIError("--events \(name): use one or more of \(known.map(\.rawValue).joined(separator: ", "))", exitCode: 64)
+                    }
+                    return kind
+                })
+            }
+            if let count, count < 1 { throw CLIError("--count \(count): use a whole number from 1", exitCode: 64) }
+            let client = try DaemonConnection.client(common)
+            let subscription: ControlSubscription
+            do {
+                subscription = try client.subscribe(kinds)
+            } catch {
+                throw CLIError(error.description, exitCode: error.exitCode)
+            }
+            defer { subscription.close() }
+            let clock = DateFormatter()
+            clock.dateFormat = "HH:mm:ss.SSS"
+            var seen = 0
+            while count.map({ seen < $0 }) ?? true {
+                let event: ControlEvent?
+                do {
+                    event = try subscription.next()
+                } catch {
+                    throw CLIError(error.description, exitCode: error.exitCode)
+                }
+                guard let event else {
+                    throw CLIError("the daemon closed the event stream (it stopped?)", exitCode: 69)
+                }
+                seen += 1
+                let line = json ? event.line() : "\(clock.string(from: Date()))  \(event.summary)"
+                // Flushed per line so `kioskcam watch | grep` sees events as they happen.
+                FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            }
+        }
+    }
+}
