@@ -19,6 +19,7 @@ struct KioskCam: ParsableCommand {
         a default, so no file is needed. Command-line options override the file.
         """,
         version: "kioskcam \(version) (\(MediaCapabilities.libraryVersions))",
-        subcommands: [Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, Probe.self, Salvage.self, ConfigCommand.self]
+        subcommands: [Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, Probe.self, Salvage.self, ConfigCommand.self,
+                      StatusCommand.self, StartCommand.self, StopCommand.self, WatchCommand.self]
     )
 }
