@@ -1,0 +1,264 @@
+import CCairo
+import KioskCore
+
+/// The colours of every screen: light text on a near-black slate, red for recording,
+/// amber for warnings, blue for a key under a finger.
+enum Palette {
+    static let black = Colour(0x000000)
+    static let background = Colour(0x0E1116)
+    static let surface = Colour(0x232A33)
+    static let surfaceEdge = Colour(0x3A4350)
+    static let text = Colour(0xF3F5F7)
+    static let mutedText = Colour(0x9AA4B1)
+    static let red = Colour(0xE5484D)
+    static let amber = Colour(0xF5A524)
+    static let green = Colour(0x30C46B)
+    static let yellow = Colour(0xE8D44D)
+    static let accent = Colour(0x3B82F6)
+    static let scrim = Colour(0x000000, alpha: 0.62)
+}
+
+extension ScreenRenderer {
+    /// The live screen: preview, REC badge, notice, buttons, level meter, status line.
+    func drawLive(_ model: ScreenModel) {
+        let layout = self.layout
+        canvas.fill(ScreenRect(x: 0, y: 0, width: size.width, height: size.height), Palette.background)
+        drawPreview(model)
+        drawRecordingBadge(model)
+        if let notice = model.notice, !notice.isEmpty { drawNotice(notice) }
+        drawRecordButton(model, pressed: model.pressedTarget == .recordButton)
+        drawSnapshotButton(enabled: true, pressed: model.pressedTarget == .snapshotButton)
+        drawLevelMeter(model.audioLevels, in: layout.levelMeter)
+        drawStatusBar(model)
+    }
+
+    private func drawPreview(_ model: ScreenModel) {
+        let area = layout.preview
+        canvas.fill(area, Palette.black)
+        if hasPreview, let picture = scaler?.destination {
+            canvas.paint(picture, x: area.x + (area.width - picture.size.width) / 2,
+                         y: area.y + (area.height - picture.size.height) / 2)
+            return
+        }
+        let line = Double(max(18, min(area.width, area.height) / 14))
+        let middle = area.y + area.height / 2
+        canvas.text("No camera picture", in: ScreenRect(x: area.x, y: middle - Int(line * 1.6), width: area.width, height: Int(line * 1.5)),
+                    size: line, bold: true, colour: Palette.mutedText, padding: 12)
+        if !model.cameraState.isEmpty {
+            canvas.text(model.cameraState, in: ScreenRect(x: area.x, y: middle, width: area.width, height: Int(line * 1.3)),
+                        size: line * 0.75, colour: Palette.mutedText, padding: 12)
+        }
+    }
+
+    /// "● REC 00:01:23 · 12.4 MiB" over the preview's top-left corner while recording.
+    private func drawRecordingBadge(_ model: ScreenModel) {
+        let badge = layout.recordingBadge
+        let label: String
+        let dot: Colour
+        switch model.recordingState {
+        case .idle: return
+        case .starting: label = "Starting…"; dot = Palette.amber
+        case .recording:
+            label = "REC  " + Self.clockText(model.recordingSeconds) + "  ·  " + ByteCountText.text(model.recordingBytes)
+            dot = Palette.red
+        case .stopping: label = "Saving…"; dot = Palette.amber
+        }
+        let height = Double(badge.height)
+        let fontSize = (height * 0.5).rounded()
+        canvas.setFont(size: fontSize, bold: true)
+        let textWidth = canvas.textWidth(label)
+        let dotRadius = height * 0.2
+        let padding = height * 0.35
+        let width = min(Double(badge.width), padding + 2 * dotRadius + padding * 0.8 + textWidth + padding)
+        canvas.fillRounded(ScreenRect(x: badge.x, y: badge.y, width: Int(width.rounded(.up)), height: badge.height),
+                           radius: height / 2, Palette.scrim)
+        canvas.fillCircle(centreX: Double(badge.x) + padding + dotRadius, centreY: Double(badge.y) + height / 2,
+                          radius: dotRadius, dot)
+        let textX = badge.x + Int(padding + 2 * dotRadius + padding * 0.8)
+        canvas.text(label, in: ScreenRect(x: textX, y: badge.y, width: badge.x + Int(width) - textX, height: badge.height),
+                    size: fontSize, bold: true, colour: Palette.text, alignment: .leading)
+    }
+
+    /// A short message in a pill near the bottom of the preview.
+    private func drawNotice(_ notice: String) {
+        let area = layout.preview
+        let height = max(28, layout.recordingBadge.height)
+        let fontSize = (Double(height) * 0.45).rounded()
+        canvas.setFont(size: fontSize)
+        let width = min(area.width - 24, Int(canvas.textWidth(notice)) + height)
+        let pill = ScreenRect(x: area.x + (area.width - width) / 2, y: area.maxY - height - max(8, height / 3), width: width, height: height)
+        canvas.fillRounded(pill, radius: Double(height) / 2, Palette.scrim)
+        canvas.text(notice, in: pill, size: fontSize, colour: Palette.text, padding: Double(height) / 2)
+    }
+
+    /// Red circle and "Record" when idle, red square and "Stop" while recording,
+    /// dimmed while the recorder starts or stops.
+    private func drawRecordButton(_ model: ScreenModel, pressed: Bool) {
+        let rect = layout.recordButton
+        let enabled = model.recordButtonEnabled
+        let recording = model.recordingState == .recording || model.recordingState == .stopping
+        drawButtonFace(rect, pressed: pressed && enabled, highlighted: recording)
+        let (icon, labelRect) = buttonParts(rect)
+        let alpha = enabled ? 1.0 : 0.35
+        let radius = Double(icon.height) / 2
+        let cx = Double(icon.x) + Double(icon.width) / 2, cy = Double(icon.y) + radius
+        canvas.strokeCircle(centreX: cx, centreY: cy, radius: radius - 2, width: 3, Palette.text.withAlpha(alpha))
+        if recording {
+            let side = radius * 0.9
+            canvas.fillRounded(ScreenRect(x: Int(cx - side / 2), y: Int(cy - side / 2), width: Int(side), height: Int(side)),
+                               radius: side * 0.15, Palette.red.withAlpha(alpha))
+        } else {
+            canvas.fillCircle(centreX: cx, centreY: cy, radius: radius * 0.68, Palette.red.withAlpha(alpha))
+        }
+        let label: String
+        switch model.recordingState {
+        case .idle: label = "Record"
+        case .starting: label = "Starting…"
+        case .recording: label = "Stop"
+        case .stopping: label = "Saving…"
+        }
+        canvas.text(label, in: labelRect, size: buttonFontSize(rect), bold: true, colour: Palette.text.withAlpha(alpha), padding: 6)
+    }
+
+    /// A camera outline and "Photo".
+    private func drawSnapshotButton(enabled: Bool, pressed: Bool) {
+        let rect = layout.snapshotButton
+        drawButtonFace(rect, pressed: pressed && enabled, highlighted: false)
+        let (icon, labelRect) = buttonParts(rect)
+        let alpha = enabled ? 1.0 : 0.35
+        let h = Double(icon.height)
+        let bodyWidth = h * 1.35, bodyHeight = h * 0.8
+        let x = Double(icon.x) + (Double(icon.width) - bodyWidth) / 2, y = Double(icon.y) + h - bodyHeight
+        let context = canvas.context
+        canvas.setColour(Palette.text.withAlpha(alpha))
+        cairo_set_line_width(context, 3)
+        canvas.roundedRectPath(x, y, bodyWidth, bodyHeight, radius: h * 0.12)
+        cairo_stroke(context)
+        // The viewfinder hump on top.
+        let hump = ScreenRect(x: Int(x + bodyWidth * 0.3), y: Int(y - h * 0.16), width: Int(bodyWidth * 0.4), height: Int(h * 0.2))
+        canvas.fillRounded(hump, radius: h * 0.05, Palette.text.withAlpha(alpha))
+        canvas.strokeCircle(centreX: x + bodyWidth / 2, centreY: y + bodyHeight / 2, radius: bodyHeight * 0.3, width: 3,
+                            Palette.text.withAlpha(alpha))
+        canvas.text("Photo", in: labelRect, size: buttonFontSize(rect), bold: true, colour: Palette.text.withAlpha(alpha), padding: 6)
+    }
+
+    private func drawButtonFace(_ rect: ScreenRect, pressed: Bool, highlighted: Bool) {
+        let radius = Double(min(rect.width, rect.height)) * 0.12
+        canvas.fillRounded(rect, radius: radius, pressed ? Palette.accent : Palette.surface)
+        canvas.strokeRounded(rect, radius: radius, width: 2, highlighted ? Palette.red : Palette.surfaceEdge)
+    }
+
+    /// The icon's square above the label's line, together centred in the button.
+    private func buttonParts(_ rect: ScreenRect) -> (icon: ScreenRect, label: ScreenRect) {
+        let fontSize = buttonFontSize(rect)
+        let labelHeight = Int(fontSize * 1.5)
+        let iconSide = max(16, min(rect.width / 2, rect.height - labelHeight - rect.height / 5, Int(fontSize * 2.6)))
+        let spacing = max(4, Int(fontSize * 0.35))
+        let top = rect.y + (rect.height - iconSide - spacing - labelHeight) / 2
+        let icon = ScreenRect(x: rect.x + (rect.width - iconSide) / 2, y: top, width: iconSide, height: iconSide)
+        return (icon, ScreenRect(x: rect.x, y: icon.maxY + spacing, width: rect.width, height: labelHeight))
+    }
+
+    private func buttonFontSize(_ rect: ScreenRect) -> Double {
+        Double(max(14, min(26, min(rect.width / 6, rect.height / 5)))).rounded()
+    }
+
+    // MARK: Level meter
+
+    /// The quietest level the meter shows; the scale runs from here to 0 dBFS.
+    static let meterFloorDBFS = -60.0
+    static let meterTicks: [Double] = [-6, -12, -20, -30, -40, -50]
+
+    /// One bar per channel: the RMS level in green/yellow/red zones, a white tick at
+    /// the held peak, and faint lines at the dBFS marks. Vertical when the meter is taller
+    /// than wide (landscape), horizontal otherwise.
+    func drawLevelMeter(_ levels: AudioLevels?, in rect: ScreenRect) {
+        let radius = Double(min(rect.width, rect.height)) * 0.2
+        canvas.fillRounded(rect, radius: radius, Palette.surface)
+        let vertical = rect.height > rect.width
+        let inner = rect.inset(by: 3)
+        guard let levels, !levels.rmsDBFS.isEmpty else {
+            canvas.text("MIC OFF", in: vertical ? ScreenRect(x: rect.x, y: rect.maxY - 40, width: rect.width, height: 30) : inner,
+                        size: Double(min(14, max(9, (vertical ? rect.width : rect.height) / 3))), bold: true,
+                        colour: Palette.mutedText, padding: 2)
+            return
+        }
+        let channels = levels.rmsDBFS.count
+        let across = vertical ? inner.width : inner.height
+        let separation = 2
+        let barAcross = max(1, (across - separation * (channels - 1)) / channels)
+        let length = Double(vertical ? inner.height : inner.width)
+        /// The meter's pixel position of a level, measured from its quiet end.
+        func extent(_ dBFS: Double) -> Double {
+            let clamped = min(0, max(Self.meterFloorDBFS, dBFS))
+            return ((clamped - Self.meterFloorDBFS) / -Self.meterFloorDBFS * length).rounded()
+        }
+        /// The rectangle from level `from` to level `to` of bar `index`.
+        func segment(_ index: Int, from: Double, to: Double) -> ScreenRect {
+            let offset = index * (barAcross + separation)
+            let a = Int(extent(from)), b = Int(extent(to))
+            return vertical
+                ? ScreenRect(x: inner.x + offset, y: inner.maxY - b, width: barAcross, height: b - a)
+                : ScreenRect(x: inner.x + a, y: inner.y + offset, width: b - a, height: barAcross)
+        }
+        let zones: [(from: Double, to: Double, colour: Colour)] = [
+            (Self.meterFloorDBFS, -18, Palette.green), (-18, -6, Palette.yellow), (-6, 0, Palette.red),
+        ]
+        for channel in 0..<channels {
+            let rms = levels.rmsDBFS[channel]
+            for zone in zones {
+                // The unlit part of each zone, faint, so the scale reads even in silence.
+                canvas.fill(segment(channel, from: zone.from, to: zone.to), zone.colour.withAlpha(0.16))
+                let top = min(zone.to, rms)
+                if top > zone.from { canvas.fill(segment(channel, from: zone.from, to: top), zone.colour) }
+            }
+            if channel < levels.peakHoldDBFS.count, levels.peakHoldDBFS[channel] > Self.meterFloorDBFS {
+                let peak = min(0, levels.peakHoldDBFS[channel])
+                let tick = segment(channel, from: peak, to: min(0, peak + 3 * -Self.meterFloorDBFS / length))
+                canvas.fill(vertical ? ScreenRect(x: tick.x, y: tick.y, width: tick.width, height: 3)
+                                     : ScreenRect(x: tick.maxX - 3, y: tick.y, width: 3, height: tick.height), Palette.text)
+            }
+        }
+        // Scale marks across all bars.
+        for mark in Self.meterTicks {
+            let p = Int(extent(mark))
+            let line = vertical
+                ? ScreenRect(x: inner.x, y: inner.maxY - p, width: inner.width, height: 1)
+                : ScreenRect(x: inner.x + p, y: inner.y, width: 1, height: inner.height)
+            canvas.fill(line, Palette.background.withAlpha(0.7))
+        }
+    }
+
+    // MARK: Status line
+
+    /// "58.2 GiB free · Camera: streaming · kiosk-01", and the default-PIN warning in amber.
+    func drawStatusBar(_ model: ScreenModel) {
+        let bar = layout.statusBar
+        canvas.fill(bar, Palette.surface)
+        canvas.fill(ScreenRect(x: bar.x, y: bar.y, width: bar.width, height: 1), Palette.surfaceEdge)
+        let fontSize = Double(max(12, min(18, bar.height * 11 / 20)))
+        var parts: [String] = []
+        if let free = model.freeBytes { parts.append(ByteCountText.text(free) + " free") }
+        if !model.cameraState.isEmpty { parts.append("Camera: " + model.cameraState) }
+        if !model.deviceName.isEmpty { parts.append(model.deviceName) }
+        var textArea = bar
+        if model.defaultPinWarning {
+            let warning = "⚠ Default PIN — change it"
+            canvas.setFont(size: fontSize, bold: true)
+            let width = Int(canvas.textWidth(warning)) + 24
+            let badge = ScreenRect(x: bar.maxX - width - 4, y: bar.y + 3, width: width, height: bar.height - 6)
+            canvas.fillRounded(badge, radius: Double(badge.height) / 2, Palette.amber)
+            canvas.text(warning, in: badge, size: fontSize, bold: true, colour: Palette.black, padding: 6)
+            textArea.width = badge.x - bar.x - 4
+        }
+        canvas.text(parts.joined(separator: "  ·  "), in: textArea, size: fontSize, colour: Palette.mutedText,
+                    alignment: .leading, padding: 10)
+    }
+
+    /// "01:02:03" (hours grow past 99 rather than wrap).
+    static func clockText(_ seconds: Double) -> String {
+        let total = Int(max(0, seconds))
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(two(total / 3600)):\(two(total / 60 % 60)):\(two(total % 60))"
+    }
+}

@@ -1,0 +1,176 @@
+import Glibc
+import KioskCore
+import KioskMedia
+
+/// Draws the screens (SPEC §5) with cairo into a back buffer the size of the logical
+/// screen, then copies what changed onto the framebuffer, turned and packed into the
+/// panel's pixel layout.
+///
+/// Threading: `render` is meant for one UI thread; `updatePreview` may come from
+/// another (whoever holds the newest camera frame). A lock serialises the two, which is
+/// why this is an `@unchecked Sendable` class: cairo surfaces and the swscale context are
+/// not thread-safe, and each call holds the lock for one conversion or one frame.
+/// `updatePreview` converts at once, so the caller can recycle the frame's buffer as
+/// soon as it returns; `render` draws whatever picture was converted last. Neither
+/// ever waits for the camera, so capture and encoding are never slowed by the screen.
+public final class ScreenRenderer: @unchecked Sendable {
+    public let framebuffer: Framebuffer
+    public let mapping: PanelMapping
+    /// Where everything sits, in logical pixels (for hit testing touches too).
+    public let layout: ScreenLayout
+
+    private let lock = Lock()
+    let canvas: CairoCanvas
+    /// The logical picture as last copied to the panel (damage is the difference).
+    private let front: CairoCanvas
+    private let packer: PixelPacker
+    private(set) var scaler: PreviewScaler?
+    private(set) var hasPreview = false
+    private var presentedOnce = false
+    private var blanked = false
+    private var statistics = RenderStatistics()
+
+    /// - Parameters:
+    ///   - framebuffer: Where the picture goes; must be writable.
+    ///   - rotation: How the panel is turned relative to the picture (config `screen.rotation`).
+    /// - Throws: `ScreenError.invalidGeometry` for a read-only framebuffer, `.drawing` when
+    ///   cairo cannot allocate the back buffer.
+    public init(framebuffer: Framebuffer, rotation: ScreenRotation) throws(ScreenError) {
+        guard framebuffer.isWritable else {
+            throw ScreenError(.invalidGeometry, path: framebuffer.path, operation: "draw",
+                              detail: "the framebuffer was opened read-only")
+        }
+        self.framebuffer = framebuffer
+        mapping = PanelMapping(panelSize: framebuffer.size, rotation: rotation)
+        layout = ScreenLayout(size: mapping.logicalSize)
+        canvas = try CairoCanvas(size: mapping.logicalSize)
+        front = try CairoCanvas(size: mapping.logicalSize)
+        packer = PixelPacker(framebuffer.format)
+    }
+
+    /// The logical screen size (the panel's, with axes swapped for 90 and 270).
+    public var size: ScreenSize { mapping.logicalSize }
+
+    // MARK: Preview
+
+    /// Converts `frame` into the cached preview picture, scaled to fit the preview area
+    /// (letter-boxed). Call at `screen.preview_fps` with the newest frame.
+    /// - Throws: `ScreenError.drawing` when libswscale cannot convert the frame's format.
+    public func updatePreview(_ frame: VideoFrame) throws(ScreenError) {
+        try lock.withLock { () throws(ScreenError) in
+            guard frame.buffer.byteCount >= frame.format.frameByteCount else {
+                throw ScreenError(.drawing, path: "memory", operation: "preview",
+                                  detail: "the frame has \(frame.buffer.byteCount) bytes, \(frame.format) needs \(frame.format.frameByteCount)")
+            }
+            let area = ScreenSize(width: layout.preview.width, height: layout.preview.height)
+            if scaler?.source != frame.format {
+                scaler = try PreviewScaler(source: frame.format, destinationSize: PreviewScaler.fittedSize(frame.format.size, in: area))
+            }
+            scaler?.scale(frame)
+            hasPreview = true
+        }
+    }
+
+    /// Forgets the preview picture (camera lost): the live screen shows a placeholder.
+    public func clearPreview() {
+        lock.withLock { hasPreview = false }
+    }
+
+    // MARK: Rendering
+
+    /// Draws `model` and copies the changed rectangles onto the framebuffer.
+    /// - Returns: The rectangles copied, in logical pixels (empty when nothing changed).
+    @discardableResult
+    public func render(_ model: ScreenModel) -> [ScreenRect] {
+        lock.withLock {
+            let start = monotonicNanoseconds()
+            switch model.page {
+            case .live: drawLive(model)
+            case .pin: drawPin(model)
+            case .blank: canvas.fill(ScreenRect(x: 0, y: 0, width: size.width, height: size.height), Palette.black)
+            }
+            let damage: [ScreenRect]
+            if presentedOnce {
+                damage = DamageTracker.damage(current: canvas.plane, previous: front.plane)
+            } else {
+                damage = [ScreenRect(x: 0, y: 0, width: size.width, height: size.height)]
+                presentedOnce = true
+            }
+            let back = canvas.plane, shown = front.plane
+            for rect in damage {
+                PanelCopy.copy(rect, from: back, to: framebuffer.plane, mapping: mapping, packer: packer, format: framebuffer.format)
+                for row in rect.y..<rect.maxY {
+                    (shown.base + row * shown.stride + rect.x * 4)
+                        .copyMemory(from: back.base + row * back.stride + rect.x * 4, byteCount: rect.width * 4)
+                }
+            }
+            // Blank after the black picture is out (a driver that cannot blank shows black),
+            // unblank only once the next picture is there.
+            if (model.page == .blank) != blanked {
+                blanked = model.page == .blank
+                framebuffer.setBlanked(blanked)
+            }
+            statistics.record(damage: damage, nanoseconds: monotonicNanoseconds() - start)
+            return damage
+        }
+    }
+
+    /// Makes the next `render` copy the whole screen (after something else drew on the
+    /// panel, such as the console).
+    public func invalidate() {
+        lock.withLock { presentedOnce = false }
+    }
+
+    /// How long renders took and how much they copied.
+    public var renderStatistics: RenderStatistics { lock.withLock { statistics } }
+
+    // MARK: Screenshots
+
+    /// What the framebuffer shows, as the user sees it, as a PNG.
+    /// - Throws: `ScreenError.drawing` when the PNG encoder fails.
+    public func screenshotPNG() throws(ScreenError) -> [UInt8] {
+        let rgba = lock.withLock { framebuffer.logicalRGBA(rotation: mapping.rotation) }
+        return try Screenshot.png(rgba: rgba, size: size, path: framebuffer.path)
+    }
+}
+
+/// Totals of `ScreenRenderer.render`, for the benchmark and the daemon's status.
+public struct RenderStatistics: Sendable, Equatable {
+    public var frames = 0
+    public var copiedPixels = 0
+    public var lastNanoseconds: Int64 = 0
+    public var maximumNanoseconds: Int64 = 0
+
+    mutating func record(damage: [ScreenRect], nanoseconds: Int64) {
+        frames += 1
+        copiedPixels += damage.reduce(0) { $0 + $1.width * $1.height }
+        lastNanoseconds = nanoseconds
+        maximumNanoseconds = max(maximumNanoseconds, nanoseconds)
+    }
+}
+
+/// PNG files of what a framebuffer shows.
+public enum Screenshot {
+    /// Encodes RGBA rows as PNG.
+    /// - Throws: `ScreenError.drawing` naming the framebuffer when the encoder fails.
+    public static func png(rgba: [UInt8], size: ScreenSize, path: String) throws(ScreenError) -> [UInt8] {
+        do throws(MediaError) {
+            return try PNGEncoder.encode(rgba, size: FrameSize(width: size.width, height: size.height), layout: .rgba)
+        } catch {
+            throw ScreenError(.drawing, path: path, operation: "encode screenshot PNG", detail: error.description)
+        }
+    }
+
+    /// What `framebuffer` shows, turned back by `rotation`, as a PNG.
+    public static func png(of framebuffer: Framebuffer, rotation: ScreenRotation) throws(ScreenError) -> [UInt8] {
+        let mapping = PanelMapping(panelSize: framebuffer.size, rotation: rotation)
+        return try png(rgba: framebuffer.logicalRGBA(rotation: rotation), size: mapping.logicalSize, path: framebuffer.path)
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, for render timings.
+func monotonicNanoseconds() -> Int64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+}

@@ -1,6 +1,0 @@
-import XCTest
-@testable import KioskScreen
-
-final class KioskScreenPlaceholderTests: XCTestCase {
-    func testModuleLinks() { XCTAssertTrue(true) }
-}

@@ -1,0 +1,102 @@
+import Foundation
+import KioskCore
+import KioskMedia
+@testable import KioskScreen
+import KioskTestSupport
+import XCTest
+
+/// Screenshots of each screen compared with the PNGs in `Golden/`, tolerantly (fonts may
+/// antialias a little differently between machines). `KIOSKCAM_UPDATE_GOLDEN=1` rewrites them.
+final class ScreenGoldenTests: XCTestCase {
+    static let goldenFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden").path
+
+    /// 800x480 is the panel as it is; 480x800 is the same panel turned a quarter (rotation 90).
+    static let orientations: [(name: String, rotation: ScreenRotation)] = [("800x480", .none), ("480x800", .quarter)]
+    static let formats: [FramebufferPixelFormat] = [.rgb565, .xrgb8888]
+
+    func testLiveScreen() throws {
+        try compareAll("live") { renderer in
+            try renderer.updatePreview(ScreenScenes.testPatternFrame())
+            renderer.render(ScreenScenes.liveModel())
+        }
+    }
+
+    func testPinScreen() throws {
+        try compareAll("pin") { renderer in renderer.render(ScreenScenes.pinModel()) }
+    }
+
+    func testBlankScreen() throws {
+        try compareAll("blank") { renderer in
+            renderer.render(ScreenScenes.pinModel())
+            renderer.render(ScreenScenes.blankModel())
+        }
+        // Every pixel black after blanking, whatever was there before.
+        let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .rgb565)
+        let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
+        renderer.render(ScreenScenes.pinModel())
+        renderer.render(ScreenScenes.blankModel())
+        let rgba = framebuffer.logicalRGBA(rotation: .none)
+        XCTAssertTrue(stride(from: 0, to: rgba.count, by: 4).allSatisfy { rgba[$0] == 0 && rgba[$0 + 1] == 0 && rgba[$0 + 2] == 0 })
+    }
+
+    /// The idle live screen (no recording, no picture, no microphone) and a disabled
+    /// record button while starting: drawn, and different from the recording screen.
+    func testLiveScreenStates() throws {
+        let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .xrgb8888)
+        let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
+        var model = ScreenModel()
+        model.cameraState = "no camera"
+        renderer.render(model)
+        let idle = framebuffer.logicalRGBA(rotation: .none)
+        model.recordingState = .starting
+        let damage = renderer.render(model)
+        XCTAssertFalse(damage.isEmpty)
+        XCTAssertTrue(damage.contains { $0.intersection(renderer.layout.recordButton).width > 0 }, "the record button dims")
+        XCTAssertNotEqual(idle, framebuffer.logicalRGBA(rotation: .none))
+        try writeIfUpdating(renderer, name: "live-idle-800x480-XRGB8888")
+    }
+
+    // MARK: Helpers
+
+    private func compareAll(_ screen: String, draw: (ScreenRenderer) throws -> Void) throws {
+        for (orientation, rotation) in Self.orientations {
+            for format in Self.formats {
+                let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: format)
+                let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: rotation)
+                XCTAssertEqual(renderer.size.description, orientation)
+                try draw(renderer)
+                try compare(renderer, name: "\(screen)-\(orientation)-\(format)")
+            }
+        }
+    }
+
+    private var updating: Bool { ProcessInfo.processInfo.environment["KIOSKCAM_UPDATE_GOLDEN"] == "1" }
+
+    private func writeIfUpdating(_ renderer: ScreenRenderer, name: String) throws {
+        guard updating else { return }
+        try Data(renderer.screenshotPNG()).write(to: URL(fileURLWithPath: "\(Self.goldenFolder)/\(name).png"))
+    }
+
+    private func compare(_ renderer: ScreenRenderer, name: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let png = try renderer.screenshotPNG()
+        let goldenPath = "\(Self.goldenFolder)/\(name).png"
+        if updating {
+            try Data(png).write(to: URL(fileURLWithPath: goldenPath))
+            return
+        }
+        guard FileManager.default.fileExists(atPath: goldenPath) else {
+            return XCTFail("\(goldenPath) is missing; make it with KIOSKCAM_UPDATE_GOLDEN=1", file: file, line: line)
+        }
+        let actualPath = NSTemporaryDirectory() + "kioskcam-screen-\(name).png"
+        try Data(png).write(to: URL(fileURLWithPath: actualPath))
+        let actual = try RGBAImage(png: actualPath)
+        let golden = try RGBAImage(png: goldenPath)
+        guard let difference = actual.difference(from: golden) else {
+            return XCTFail("\(name): \(actual.width)x\(actual.height), golden \(golden.width)x\(golden.height)", file: file, line: line)
+        }
+        let ok = difference.meanPerChannel.allSatisfy { $0 < 2 } && difference.farOffShare < 0.01
+        XCTAssertTrue(ok, "\(name) differs from \(goldenPath): mean per channel \(difference.meanPerChannel), \(difference.farOffShare * 100) % of pixels off by > 32; this run's picture: \(actualPath)",
+                      file: file, line: line)
+        if ok { try? FileManager.default.removeItem(atPath: actualPath) }
+    }
+}

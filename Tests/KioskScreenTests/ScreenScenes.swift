@@ -1,0 +1,105 @@
+import CCairo
+import Foundation
+import KioskCore
+import KioskScreen
+import XCTest
+
+/// The pictures the golden tests and the HIL test draw: the live screen with a
+/// test-pattern preview and a recording in progress, the PIN screen with two digits and
+/// a message, the blank screen.
+enum ScreenScenes {
+    static func liveModel() -> ScreenModel {
+        var model = ScreenModel()
+        model.page = .live
+        model.recordingState = .recording
+        model.recordingSeconds = 83.4
+        model.recordingBytes = 13_002_342
+        model.audioLevels = AudioLevels(rmsDBFS: [-14.5, -22], peakHoldDBFS: [-4.5, -12], updatedAt: MonotonicInstant(nanoseconds: 0))
+        model.freeBytes = 58 * 1_073_741_824 + 300 * 1_048_576
+        model.cameraState = "streaming"
+        model.deviceName = "kioskcam-lobby"
+        model.notice = "Snapshot saved"
+        model.defaultPinWarning = true
+        return model
+    }
+
+    static func pinModel() -> ScreenModel {
+        var model = ScreenModel()
+        model.page = .pin
+        model.pinDigitsEntered = 2
+        model.pinMessage = "Check your PIN"
+        model.pressedTarget = .pinKey(.digit(5))
+        model.deviceName = "kioskcam-lobby"
+        return model
+    }
+
+    static func blankModel() -> ScreenModel {
+        var model = ScreenModel()
+        model.page = .blank
+        return model
+    }
+
+    /// Frame 40 of the built-in test pattern, 640x480 YUYV.
+    static func testPatternFrame(_ pixelFormat: PixelFormat = .yuyv) -> VideoFrame {
+        let format = VideoFormat(size: FrameSize(width: 640, height: 480), pixelFormat: pixelFormat, framesPerSecond: 30)
+        let buffer = MediaBuffer(capacity: format.frameByteCount)
+        buffer.byteCount = format.frameByteCount
+        TestPatternRenderer(format: format).render(into: buffer.mutableBytes, sequence: 40, caption: Array("2024-05-01 12:00:00".utf8))
+        return VideoFrame(buffer: buffer, format: format, timestamp: MonotonicInstant(nanoseconds: 0), sequence: 40)
+    }
+}
+
+/// A decoded picture for comparisons: RGBA rows.
+struct RGBAImage {
+    var width: Int
+    var height: Int
+    var pixels: [UInt8]
+
+    /// Reads a PNG with cairo's own PNG reader.
+    init(png path: String) throws {
+        let surface = cairo_image_surface_create_from_png(path)!
+        defer { cairo_surface_destroy(surface) }
+        guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else {
+            throw NSError(domain: "png", code: 1, userInfo: [NSLocalizedDescriptionKey: "cannot read \(path)"])
+        }
+        cairo_surface_flush(surface)
+        width = Int(cairo_image_surface_get_width(surface))
+        height = Int(cairo_image_surface_get_height(surface))
+        let stride = Int(cairo_image_surface_get_stride(surface))
+        let data = cairo_image_surface_get_data(surface)!
+        pixels = [UInt8](repeating: 0, count: width * height * 4)
+        for y in 0..<height {
+            let row = UnsafeRawPointer(data + y * stride).assumingMemoryBound(to: UInt32.self)
+            for x in 0..<width {
+                let p = row[x], o = (y * width + x) * 4
+                pixels[o] = UInt8(p >> 16 & 0xFF); pixels[o + 1] = UInt8(p >> 8 & 0xFF)
+                pixels[o + 2] = UInt8(p & 0xFF); pixels[o + 3] = UInt8(p >> 24)
+            }
+        }
+    }
+
+    init(width: Int, height: Int, pixels: [UInt8]) {
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
+
+    /// Mean absolute difference per colour channel, and the share of pixels where any
+    /// channel differs by more than 32.
+    func difference(from other: RGBAImage) -> (meanPerChannel: [Double], farOffShare: Double)? {
+        guard width == other.width, height == other.height else { return nil }
+        var sums = [0, 0, 0]
+        var farOff = 0
+        for index in stride(from: 0, to: pixels.count, by: 4) {
+            var far = false
+            for channel in 0..<3 {
+                let d = abs(Int(pixels[index + channel]) - Int(other.pixels[index + channel]))
+                sums[channel] += d
+                if d > 32 { far = true }
+            }
+            if far { farOff += 1 }
+        }
+        let count = Double(width * height)
+        return (sums.map { Double($0) / count }, Double(farOff) / count)
+    }
+}
