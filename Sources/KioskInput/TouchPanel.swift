@@ -34,7 +34,7 @@ public final class TouchPanel: @unchecked Sendable {
             switch self {
             case .opened(let info): "touch: using \(info.path) \"\(info.name)\": \(info.explanation)"
             case .removed(let path, let reason): "touch: \(path) removed (\(reason))"
-            case .rejected(let path, let reason): "touch: not using \(path): \(reason)"
+            case .rejected(let path, let reason): "touch: not using \(path) \(reason)"
             case .failed(_, let message): "touch: \(message)"
             case .resynced(let path): "touch: \(path) lost events (SYN_DROPPED); resynchronised"
             }
@@ -68,6 +68,8 @@ public final class TouchPanel: @unchecked Sendable {
     private var watcher: InputHotplugWatcher?
     /// Rejected nodes are not reopened on every hotplug event, only when inotify names them.
     private var rejectedPaths: Set<String> = []
+    private var watchHotplug = true
+    private var watcherFailed = false
 
     /// Creates the panel; call `start()` to open devices.
     /// - Parameters:
@@ -90,14 +92,26 @@ public final class TouchPanel: @unchecked Sendable {
     @discardableResult
     public func start(watchHotplug: Bool = true) -> [Notice] {
         guard settings.device != .none else { return [] }
-        if watchHotplug, watcher == nil {
-            do {
-                watcher = try InputHotplugWatcher(directory: directory)
-            } catch {
-                notify(.failed(error.code, message: "\(error); call rescan() now and then instead"))
-            }
-        }
+        self.watchHotplug = watchHotplug
         return rescan(named: nil)
+    }
+
+    /// Whether the caller must call `rescan()` every few seconds because inotify could not
+    /// watch the directory (it may not exist yet: `/dev/input` appears with the first device).
+    public var needsPeriodicRescan: Bool { settings.device != .none && watcher == nil }
+
+    /// Starts inotify on the directory if it is not running; says once when it cannot.
+    private func startWatcher() {
+        guard watchHotplug, watcher == nil else { return }
+        do {
+            watcher = try InputHotplugWatcher(directory: directory)
+            watcherFailed = false
+        } catch {
+            guard !watcherFailed else { return }
+            watcherFailed = true
+            let reason = error.errno.map { "\($0.description) (\(InputError.symbol($0)))" } ?? error.detail
+            notify(.failed(error.code, message: "cannot watch \(directory) for devices coming and going: \(reason); looking again every few seconds"))
+        }
     }
 
     /// Closes every device and the hotplug watcher; safe to call twice.
@@ -150,15 +164,15 @@ public final class TouchPanel: @unchecked Sendable {
         // Nodes named in a notification may have changed (new device, new permissions).
         rejectedPaths.subtract(names.map { directory + "/" + $0 })
         var events: [TouchEvent] = []
-        let present = Set(TouchscreenDiscovery.eventNodes(in: directory))
-        for (fd, entry) in open where !present.contains(entry.info.path) {
+        // By existence, not by listing: touch.device may be a /dev/input/by-path link.
+        for (fd, entry) in open where !FileManagerLite.exists(entry.info.path) {
             events += remove(fd: fd, reason: "its node disappeared")
         }
         rescan(named: names)
         return events
     }
 
-    /// Looks for devices again (without inotify: call it every few seconds).
+    /// Looks for devices again; without inotify (`needsPeriodicRescan`), call it every few seconds.
     @discardableResult
     public func rescan() -> [Notice] { rescan(named: nil) }
 
@@ -177,6 +191,7 @@ public final class TouchPanel: @unchecked Sendable {
     @discardableResult
     private func rescan(named: Set<String>?) -> [Notice] {
         var notices: [Notice] = []
+        startWatcher()
         let inUse = Set(open.values.map(\.info.path))
         let paths: [String]
         switch settings.device {

@@ -104,14 +104,15 @@ check_events() {  # NAME EXPECTED_PICK_WORDS -- kioskcam events arguments...
     node=$(cat "$marker.node" 2>/dev/null)
     local args=("$@")
     args=("${args[@]//@NODE@/$node}")
-    # Ctrl-C is SIGINT: timeout sends it, and the command must exit 0.
-    timeout -s INT 25 "$KIOSKCAM" events "${args[@]}" >"$out" 2>"$out.err" &
+    "$KIOSKCAM" events "${args[@]}" >"$out" 2>"$out.err" &
     local events=$!
     hil_wait_for 20 grep -q "touch: using" "$out"
     touch "$marker.go"
     hil_wait_for 20 grep -q "release 799,479\|release 799 479" "$out"
     if hil_wait_for 20 test "$(grep -c ' touch ' "$out")" -ge 5; then :; fi
+    # Ctrl-C is SIGINT, and the command must exit 0.
     kill -INT "$events" 2>/dev/null
+    if ! hil_wait_for 10 sh -c "! kill -0 $events"; then kill -KILL "$events" 2>/dev/null; fi
     wait "$events"
     local rc=$?
     touch "$marker.end"
