@@ -57,7 +57,8 @@ public final class TouchPanel: @unchecked Sendable {
     public let screen: ScreenSize
     public let screenRotation: ScreenRotation
     public let directory: String
-    /// Told about devices opened, removed, rejected and resynced.
+    /// Told about devices opened, removed, rejected and resynced after `start()`
+    /// (whose own notices are its return value). Descriptions begin with "touch: ".
     public var onNotice: ((Notice) -> Void)?
     /// Sees every raw event before decoding (`kioskcam events --raw`).
     public var onRawEvent: ((String, RawInputEvent) -> Void)?
@@ -88,12 +89,13 @@ public final class TouchPanel: @unchecked Sendable {
     deinit { close() }
 
     /// Starts watching for devices and opens those present. With `touch.device = "none"` nothing is opened.
-    /// - Returns: What was opened and rejected (also told to `onNotice`).
+    /// - Returns: What was opened, rejected or failed now. These are not told to
+    ///   `onNotice`, which hears about everything after `start()` (hotplug, removals, resyncs).
     @discardableResult
     public func start(watchHotplug: Bool = true) -> [Notice] {
         guard settings.device != .none else { return [] }
         self.watchHotplug = watchHotplug
-        return rescan(named: nil)
+        return rescan(named: nil, announce: false)
     }
 
     /// Whether the caller must call `rescan()` every few seconds because inotify could not
@@ -101,16 +103,17 @@ public final class TouchPanel: @unchecked Sendable {
     public var needsPeriodicRescan: Bool { settings.device != .none && watcher == nil }
 
     /// Starts inotify on the directory if it is not running; says once when it cannot.
-    private func startWatcher() {
-        guard watchHotplug, watcher == nil else { return }
+    private func startWatcher() -> Notice? {
+        guard watchHotplug, watcher == nil else { return nil }
         do {
             watcher = try InputHotplugWatcher(directory: directory)
             watcherFailed = false
+            return nil
         } catch {
-            guard !watcherFailed else { return }
+            guard !watcherFailed else { return nil }
             watcherFailed = true
             let reason = error.errno.map { "\($0.description) (\(InputError.symbol($0)))" } ?? error.detail
-            notify(.failed(error.code, message: "cannot watch \(directory) for devices coming and going: \(reason); looking again every few seconds"))
+            return .failed(error.code, message: "cannot watch \(directory) for devices coming and going: \(reason); looking again every few seconds")
         }
     }
 
@@ -168,13 +171,13 @@ public final class TouchPanel: @unchecked Sendable {
         for (fd, entry) in open where !FileManagerLite.exists(entry.info.path) {
             events += remove(fd: fd, reason: "its node disappeared")
         }
-        rescan(named: names)
+        rescan(named: names, announce: true)
         return events
     }
 
     /// Looks for devices again; without inotify (`needsPeriodicRescan`), call it every few seconds.
     @discardableResult
-    public func rescan() -> [Notice] { rescan(named: nil) }
+    public func rescan() -> [Notice] { rescan(named: nil, announce: true) }
 
     /// When the next stale contact is due (nil: none is down).
     public var nextDeadline: MonotonicInstant? { open.values.compactMap(\.decoder.nextDeadline).min() }
@@ -189,9 +192,9 @@ public final class TouchPanel: @unchecked Sendable {
     // MARK: Opening and closing
 
     @discardableResult
-    private func rescan(named: Set<String>?) -> [Notice] {
+    private func rescan(named: Set<String>?, announce: Bool) -> [Notice] {
         var notices: [Notice] = []
-        startWatcher()
+        if let notice = startWatcher() { notices.append(notice) }
         let inUse = Set(open.values.map(\.info.path))
         let paths: [String]
         switch settings.device {
@@ -203,9 +206,9 @@ public final class TouchPanel: @unchecked Sendable {
             if case .path = settings.device, named != nil, !FileManagerLite.exists(path) { continue }
             if let notice = openDevice(path: path) {
                 notices.append(notice)
-                notify(notice)
             }
         }
+        if announce { notices.forEach(notify) }
         return notices
     }
 

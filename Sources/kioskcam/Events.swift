@@ -70,7 +70,7 @@ struct Events: ParsableCommand {
         defer { panel.close() }
         panel.onNotice = { Self.printLine($0.description) }
         if raw { panel.onRawEvent = { path, event in Self.printLine("\(seconds(event.time)) \(path) raw \(event)") } }
-        panel.start()
+        for notice in panel.start() { Self.printLine(notice.description) }
         if panel.devices.isEmpty {
             Self.printLine(settings.device == .automatic
                 ? "touch: no touch screen found in /dev/input; waiting for one to be plugged in"

@@ -180,7 +180,7 @@ final class TouchHILTests: XCTestCase {
         var notices: [TouchPanel.Notice] = []
         let panel = TouchPanel(settings: Configuration.Touch(), screen: screen)   // touch.device = auto
         panel.onNotice = { notices.append($0) }
-        panel.start()
+        notices += panel.start()
         defer { panel.close() }
         XCTAssertNotNil(panel.hotplugDescriptor)
         let before = Set(panel.devices.map(\.path))
