@@ -121,6 +121,14 @@ public final class ButtonPanel {
         for edge in edges {
             events += inputs[index].button.edge(isActive: edge.isActive, at: edge.time)
         }
+        // The kernel queues at most 16 edges per line and drops the rest: after a burst
+        // that long the last edge seen may not be the level now, so read the level.
+        if edges.count >= GPIOInputLine.kernelQueueLength, let last = edges.last {
+            let level = try inputs[index].line.isActive()
+            if level != last.isActive {
+                events += inputs[index].button.edge(isActive: level, at: last.time)
+            }
+        }
         return events
     }
 

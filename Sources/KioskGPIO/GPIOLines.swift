@@ -62,6 +62,9 @@ public final class GPIOInputLine {
 
     deinit { gpiod_line_release(raw) }
 
+    /// Edges the kernel keeps queued per line (GPIO uAPI v1); more are dropped.
+    public static let kernelQueueLength = 16
+
     /// The chip this line belongs to.
     public var chipName: String { chip.name }
 
@@ -80,7 +83,7 @@ public final class GPIOInputLine {
     ///   than "nothing queued" (e.g. ENODEV: the chip went away).
     public func readEvents() throws(GPIOError) -> [GPIOEdge] {
         var edges: [GPIOEdge] = []
-        let capacity = 16
+        let capacity = Self.kernelQueueLength
         var buffer = [gpiod_line_event](repeating: gpiod_line_event(), count: capacity)
         while true {
             let count = buffer.withUnsafeMutableBufferPointer {
