@@ -26,6 +26,7 @@ final class LockPolicyTests: XCTestCase {
         XCTAssertEqual(defaults.idleSeconds, 60)
         XCTAssertEqual(defaults.blankSeconds, 120)
         XCTAssertEqual(defaults.throttle, .standard)
+        XCTAssertTrue(defaults.startLocked)
 
         let c = try Configuration(toml: """
             [lock]
@@ -34,9 +35,11 @@ final class LockPolicyTests: XCTestCase {
             failures_before_lockout = 3
             lockout_seconds = 10
             max_lockout_seconds = 40
+            start_locked = false
             """)
         XCTAssertEqual(c.lock.idleSeconds, 3)
         XCTAssertNil(c.lock.blankSeconds, "0: never blank")
+        XCTAssertFalse(c.lock.startLocked)
         XCTAssertEqual((2...6).map { c.lock.throttle.lockoutSeconds(afterFailures: $0) }, [0, 10, 20, 40, 40])
     }
 
@@ -46,6 +49,7 @@ final class LockPolicyTests: XCTestCase {
         }
         XCTAssertThrowsError(try Configuration(toml: "[lock]\nblank_seconds = \"never\"\n"))
         XCTAssertThrowsError(try Configuration(toml: "[lock]\nfailures_before_lockout = 0\n"))
+        XCTAssertThrowsError(try Configuration(toml: "[lock]\nstart_locked = \"yes\"\n"))
         XCTAssertThrowsError(try Configuration(toml: "[lock]\npin = 1234\n")) { error in
             XCTAssertTrue("\(error)".contains("idle_seconds"), "lists the known keys: \(error)")
         }

@@ -12,6 +12,9 @@ extension Configuration {
         public var lockoutSeconds = PinThrottle.standard.firstLockoutSeconds
         /// The doubling stops here.
         public var maxLockoutSeconds = PinThrottle.standard.maximumLockoutSeconds
+        /// Show the PIN screen at start-up, so that a restart (or a power cut) never
+        /// unlocks the device; false suits a demo.
+        public var startLocked = true
         /// Begin on the PIN screen, so a restart (or a power cut) never unlocks the device.
         public var startLocked = true
 
@@ -34,6 +37,11 @@ extension Configuration {
             .integer("lock.failures_before_lockout", 1...100) { c, v in c.lock.failuresBeforeLockout = v },
             .integer("lock.lockout_seconds", 1...3600, unit: " seconds") { c, v in c.lock.lockoutSeconds = v },
             .integer("lock.max_lockout_seconds", 1...604_800, unit: " seconds") { c, v in c.lock.maxLockoutSeconds = v },
+            ConfigKey(path: "lock.start_locked", allowed: "true or false") { c, value in
+                guard case .boolean(let locked) = value else { return false }
+                c.lock.startLocked = locked
+                return true
+            },
             ConfigKey(path: "lock.start_locked", allowed: "true or false") { c, value in
                 guard case .boolean(let locked) = value else { return false }
                 c.lock.startLocked = locked

@@ -98,14 +98,15 @@ public struct ScreenController: Sendable {
     ///   - settings: The `[lock]` section (idle and blank times).
     ///   - layout: Where the buttons and keys are, for hit testing.
     ///   - now: The monotonic time at start-up.
-    ///   - startLocked: Begin on the PIN screen (a restart must not unlock the device).
-    public init(settings: Configuration.Lock, layout: ScreenLayout, now: MonotonicInstant, startLocked: Bool = true) {
+    ///   - startLocked: Begin on the PIN screen (a restart must not unlock the device);
+    ///     nil: as `settings.startLocked` says.
+    public init(settings: Configuration.Lock, layout: ScreenLayout, now: MonotonicInstant, startLocked: Bool? = nil) {
         self.settings = settings
         self.layout = layout
         lastInput = now
         lockTimer = IdleTimer(timeoutSeconds: settings.idleSeconds, start: now)
         blankTimer = settings.blankSeconds.map { IdleTimer(timeoutSeconds: $0, start: now) }
-        model.page = startLocked ? .pin : .live
+        model.page = (startLocked ?? settings.startLocked) ? .pin : .live
     }
 
     /// Whether the screensaver must stay away.
