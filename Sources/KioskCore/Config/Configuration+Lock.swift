@@ -15,8 +15,6 @@ extension Configuration {
         /// Show the PIN screen at start-up, so that a restart (or a power cut) never
         /// unlocks the device; false suits a demo.
         public var startLocked = true
-        /// Begin on the PIN screen, so a restart (or a power cut) never unlocks the device.
-        public var startLocked = true
 
         public init() {}
 
@@ -37,11 +35,6 @@ extension Configuration {
             .integer("lock.failures_before_lockout", 1...100) { c, v in c.lock.failuresBeforeLockout = v },
             .integer("lock.lockout_seconds", 1...3600, unit: " seconds") { c, v in c.lock.lockoutSeconds = v },
             .integer("lock.max_lockout_seconds", 1...604_800, unit: " seconds") { c, v in c.lock.maxLockoutSeconds = v },
-            ConfigKey(path: "lock.start_locked", allowed: "true or false") { c, value in
-                guard case .boolean(let locked) = value else { return false }
-                c.lock.startLocked = locked
-                return true
-            },
             ConfigKey(path: "lock.start_locked", allowed: "true or false") { c, value in
                 guard case .boolean(let locked) = value else { return false }
                 c.lock.startLocked = locked
