@@ -87,8 +87,9 @@ extension ScreenRenderer {
         canvas.setFont(size: fontSize)
         let width = min(area.width - 24, Int(canvas.textWidth(notice)) + height)
         let pill = ScreenRect(x: area.x + (area.width - width) / 2, y: area.maxY - height - max(8, height / 3), width: width, height: height)
-        canvas.fillRounded(pill, radius: Double(height) / 2, Palette.scrim)
-        canvas.text(notice, in: pill, size: fontSize, colour: Palette.text, padding: Double(height) / 2)
+        canvas.fillRounded(pill, radius: Double(height) / 2, Palette.surface.withAlpha(0.92))
+        canvas.strokeRounded(pill, radius: Double(height) / 2, width: 1.5, Palette.surfaceEdge)
+        canvas.text(notice, in: pill, size: fontSize, bold: true, colour: Palette.text, padding: Double(height) / 2)
     }
 
     /// Red circle and "Record" when idle, red square and "Stop" while recording,
@@ -168,6 +169,7 @@ extension ScreenRenderer {
     /// The quietest level the meter shows; the scale runs from here to 0 dBFS.
     static let meterFloorDBFS = -60.0
     static let meterTicks: [Double] = [-6, -12, -20, -30, -40, -50]
+    static let meterLabels: [Double] = [-6, -20, -40]
 
     /// One bar per channel: the RMS level in green/yellow/red zones, a white tick at
     /// the held peak, and faint lines at the dBFS marks. Vertical when the meter is taller
@@ -176,9 +178,18 @@ extension ScreenRenderer {
         let radius = Double(min(rect.width, rect.height)) * 0.2
         canvas.fillRounded(rect, radius: radius, Palette.surface)
         let vertical = rect.height > rect.width
-        let inner = rect.inset(by: 3)
+        let padded = rect.inset(by: 3)
+        // A strip of dBFS labels: a column on the left of a vertical meter, a row under a
+        // horizontal one; the bars take the rest.
+        let labelFont = Double(max(8, min(11, (vertical ? rect.width : rect.height) / 4)))
+        let labelSpan = vertical ? Int(labelFont * 1.9) : Int(labelFont * 1.2)
+        let inner = vertical
+            ? ScreenRect(x: padded.x + labelSpan, y: padded.y + Int(labelFont / 2), width: padded.width - labelSpan,
+                         height: padded.height - Int(labelFont))
+            : ScreenRect(x: padded.x + Int(labelFont), y: padded.y, width: padded.width - 2 * Int(labelFont),
+                         height: padded.height - labelSpan)
         guard let levels, !levels.rmsDBFS.isEmpty else {
-            canvas.text("MIC OFF", in: vertical ? ScreenRect(x: rect.x, y: rect.maxY - 40, width: rect.width, height: 30) : inner,
+            canvas.text("MIC OFF", in: vertical ? ScreenRect(x: rect.x, y: rect.maxY - 40, width: rect.width, height: 30) : padded,
                         size: Double(min(14, max(9, (vertical ? rect.width : rect.height) / 3))), bold: true,
                         colour: Palette.mutedText, padding: 2)
             return
@@ -227,6 +238,14 @@ extension ScreenRenderer {
                 : ScreenRect(x: inner.x + p, y: inner.y, width: 1, height: inner.height)
             canvas.fill(line, Palette.background.withAlpha(0.7))
         }
+        for mark in [0.0] + Self.meterLabels {
+            let p = Int(extent(mark))
+            let label = ScreenRect(x: vertical ? padded.x : inner.x + p - 15,
+                                   y: vertical ? inner.maxY - p - Int(labelFont) : inner.maxY,
+                                   width: vertical ? labelSpan - 2 : 30, height: vertical ? 2 * Int(labelFont) : labelSpan)
+            canvas.text(mark == 0 ? "0" : String(Int(mark)), in: label, size: labelFont, colour: Palette.mutedText,
+                        alignment: vertical ? .trailing : .centre)
+        }
     }
 
     // MARK: Status line
@@ -236,14 +255,16 @@ extension ScreenRenderer {
         let bar = layout.statusBar
         canvas.fill(bar, Palette.surface)
         canvas.fill(ScreenRect(x: bar.x, y: bar.y, width: bar.width, height: 1), Palette.surfaceEdge)
-        let fontSize = Double(max(12, min(18, bar.height * 11 / 20)))
+        let fontSize = Double(max(12, min(17, bar.height * 11 / 20)))
         var parts: [String] = []
         if let free = model.freeBytes { parts.append(ByteCountText.text(free) + " free") }
-        if !model.cameraState.isEmpty { parts.append("Camera: " + model.cameraState) }
+        // A portrait screen has about half the width: shorter words, same facts.
+        let narrow = bar.width < 600
+        if !model.cameraState.isEmpty { parts.append((narrow ? "" : "Camera: ") + model.cameraState) }
         if !model.deviceName.isEmpty { parts.append(model.deviceName) }
         var textArea = bar
         if model.defaultPinWarning {
-            let warning = "⚠ Default PIN — change it"
+            let warning = narrow ? "⚠ Default PIN" : "⚠ Default PIN — change it"
             canvas.setFont(size: fontSize, bold: true)
             let width = Int(canvas.textWidth(warning)) + 24
             let badge = ScreenRect(x: bar.maxX - width - 4, y: bar.y + 3, width: width, height: bar.height - 6)
@@ -251,7 +272,7 @@ extension ScreenRenderer {
             canvas.text(warning, in: badge, size: fontSize, bold: true, colour: Palette.black, padding: 6)
             textArea.width = badge.x - bar.x - 4
         }
-        canvas.text(parts.joined(separator: "  ·  "), in: textArea, size: fontSize, colour: Palette.mutedText,
+        canvas.text(parts.joined(separator: narrow ? " · " : "  ·  "), in: textArea, size: fontSize, colour: Palette.mutedText,
                     alignment: .leading, padding: 10)
     }
 

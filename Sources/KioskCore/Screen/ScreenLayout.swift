@@ -37,7 +37,8 @@ public struct ScreenLayout: Sendable, Equatable {
             let controlsHeight = body.height / 4
             preview = ScreenRect(x: 0, y: 0, width: w, height: body.height - controlsHeight)
             let row = ScreenRect(x: 0, y: preview.maxY, width: w, height: controlsHeight)
-            let meterHeight = max(12, controlsHeight / 6)
+            // Tall enough for two channel bars and a strip of dBFS labels.
+            let meterHeight = max(12, controlsHeight / 5)
             levelMeter = ScreenRect(x: gap, y: row.y + gap, width: w - 2 * gap, height: meterHeight)
             let buttonsTop = levelMeter.maxY + gap
             let buttonHeight = row.maxY - buttonsTop - gap
@@ -48,16 +49,18 @@ public struct ScreenLayout: Sendable, Equatable {
             let columnWidth = w / 4
             preview = ScreenRect(x: 0, y: 0, width: w - columnWidth, height: body.height)
             let column = ScreenRect(x: preview.maxX, y: 0, width: columnWidth, height: body.height)
-            let meterWidth = max(12, columnWidth / 6)
+            // Wide enough for two channel bars and a column of dBFS labels.
+            let meterWidth = max(12, columnWidth / 4)
             levelMeter = ScreenRect(x: column.maxX - gap - meterWidth, y: gap, width: meterWidth, height: column.height - 2 * gap)
             let buttonWidth = levelMeter.x - column.x - 2 * gap
             let buttonHeight = (column.height - 3 * gap) / 2
             recordButton = ScreenRect(x: column.x + gap, y: gap, width: buttonWidth, height: buttonHeight)
             snapshotButton = ScreenRect(x: column.x + gap, y: 2 * gap + buttonHeight, width: buttonWidth, height: buttonHeight)
         }
-        recordingBadge = ScreenRect(x: preview.x + gap, y: preview.y + gap,
-                                    width: min(preview.width - 2 * gap, max(160, preview.width / 2)),
-                                    height: max(24, h / 12))
+        // The badge is drawn as wide as its text needs, up to the preview's width; its
+        // height follows the smaller side so portrait does not get a giant badge.
+        recordingBadge = ScreenRect(x: preview.x + gap, y: preview.y + gap, width: preview.width - 2 * gap,
+                                    height: max(24, min(w, h) / 12))
 
         // PIN pad: square-ish keys sized to fit the smaller side, centred.
         let headerHeight = h / 5
