@@ -47,7 +47,10 @@ public final class Appliance: @unchecked Sendable {
     public let logger: Logger
     public let camera: VideoSource?
     public let microphone: AudioSource?
+    /// Video and sound into `.mp4`.
     public let recorder: Recorder
+    /// Sound only into `.m4a` (with its waveform), fed the same microphone.
+    public let audioRecorder: Recorder?
     public let preview: PreviewTap
     public let usingBuiltInSources: Bool
     private let startedAt = Date()
@@ -84,7 +87,16 @@ public final class Appliance: @unchecked Sendable {
         let relay = EventRelay()
         recorder = Recorder(settings: settings, clock: SystemClock(), logger: logger, overflow: .dropOldest,
                             onEvent: { relay.forward($0) })
-        preview = PreviewTap(downstream: recorder, framesPerSecond: 10)
+        if microphone != nil {
+            var audioSettings = settings
+            audioSettings.video = nil
+            audioRecorder = Recorder(settings: audioSettings, clock: SystemClock(), logger: logger, overflow: .dropOldest,
+                                     onEvent: { relay.forward($0) })
+        } else {
+            audioRecorder = nil
+        }
+        preview = PreviewTap(downstream: recorder, soundOnly: audioRecorder,
+                             framesPerSecond: configuration.screen.previewFramesPerSecond)
         relay.target = self
         try salvageLeftovers(configuration)
     }
@@ -107,7 +119,8 @@ public final class Appliance: @unchecked Sendable {
 
     fileprivate func recorderEvent(_ event: RecorderEvent) {
         switch event {
-        case .stateChanged(let state):
+        case .stateChanged:
+            let state = recordingState
             logger.info("recording: \(state.rawValue)")
             publish(.recordingState(state))
         case .fileFinished(let path, let seconds, let bytes):
@@ -182,11 +195,36 @@ public final class Appliance: @unchecked Sendable {
         lock.withLock { userWantsRecording = true; resumeAfterCameraLoss = false }
     }
 
+    /// Starts a sound-only recording (`.m4a` with a waveform picture).
+    /// - Throws: `ApplianceError` without a microphone, while a recording runs, or when
+    ///   the disk is full.
+    public func startAudioRecording(maximumSeconds: Double? = nil) throws {
+        guard let audioRecorder else {
+            throw ApplianceError("there is no microphone, so there is nothing to record sound from; set [microphone] source")
+        }
+        guard recorder.status.state == .idle else { throw ApplianceError("already recording") }
+        do {
+            try audioRecorder.start(maximumSeconds: maximumSeconds)
+        } catch {
+            throw ApplianceError(error.description)
+        }
+    }
+
+    /// The recorder that is not idle, if any.
+    private var activeRecorder: Recorder? {
+        if recorder.status.state != .idle { return recorder }
+        if let audioRecorder, audioRecorder.status.state != .idle { return audioRecorder }
+        return nil
+    }
+
+    /// The state of whichever recording runs (video or sound only).
+    public var recordingState: RecordingState { activeRecorder?.status.state ?? .idle }
+
     /// Stops recording; the file is in the library once the state is idle again.
     public func stopRecording() throws {
         lock.withLock { userWantsRecording = false; resumeAfterCameraLoss = false }
         do {
-            try recorder.stop(.now)
+            try (activeRecorder ?? recorder).stop(.now)
         } catch {
             throw ApplianceError(error.description)
         }
@@ -197,13 +235,13 @@ public final class Appliance: @unchecked Sendable {
     /// - Returns: What happened, for logs and the event stream.
     @discardableResult
     public func toggleRecording() -> String {
-        switch recorder.status.state {
+        switch recordingState {
         case .idle:
             do { try startRecording(); return "recording started" } catch { return "not started: \(error)" }
         case .recording:
             do { try stopRecording(); return "recording stopped" } catch { return "not stopped: \(error)" }
         case .starting, .stopping:
-            return "ignored: the recording is \(recorder.status.state.rawValue)"
+            return "ignored: the recording is \(recordingState.rawValue)"
         }
     }
 
@@ -268,7 +306,7 @@ public final class Appliance: @unchecked Sendable {
     }
 
     public var status: ApplianceStatus {
-        let recorderStatus = recorder.status
+        let recorderStatus = (activeRecorder ?? recorder).status
         let (taken, last) = lock.withLock { (snapshotsTaken, lastSnapshot) }
         let alsa = microphone as? ALSAMicrophone
         let cameraRunning: Bool
@@ -302,8 +340,9 @@ public final class Appliance: @unchecked Sendable {
     /// Finishes the recording (trailer written, file moved into the library) and stops
     /// the encoder thread. Call after `stopSources()`.
     public func finishRecording(timeout: Double = 30) {
-        if recorder.status.state != .idle { logger.notice("finishing the recording before exit") }
+        if recordingState != .idle { logger.notice("finishing the recording before exit") }
         recorder.shutdown(timeout: timeout)
+        audioRecorder?.shutdown(timeout: timeout)
     }
 }
 

@@ -1,5 +1,7 @@
 import Foundation
+import KioskControl
 import KioskCore
+import KioskPIN
 import Logging
 import ServiceLifecycle
 
@@ -9,20 +11,142 @@ public final class ApplianceDaemon: @unchecked Sendable {
     public let appliance: Appliance
     private let runner: ApplianceRunner
     private let logger: Logger
+    private let interaction: InteractionLoop?
+    private let control: ControlServer?
+    private var metrics: MetricsTextfileWriter?
 
-    /// Opens what the configuration names (falling back to built-in devices, and saying so).
+    /// Opens what the configuration names (falling back to built-in devices, and saying
+    /// so). A part that cannot open (no screen, no GPIO, socket path unusable) is logged
+    /// and left out; the appliance records regardless.
     /// - Parameters:
     ///   - reloadConfiguration: Reads the configuration again on SIGHUP.
     /// - Throws: `ApplianceError` when the media root or a named source is unusable.
     public init(configuration: Configuration, reloadConfiguration: (@Sendable () throws -> Configuration)?,
                 version: String, logger: Logger) throws {
         self.logger = logger
-        appliance = try Appliance(configuration: configuration, version: version, deviceID: nil, logger: logger)
+        let stateDirectory = configuration.control.stateDirectory
+        let deviceID: String?
+        do {
+            let identity = try DeviceIdentity.loadOrCreate(directory: stateDirectory)
+            deviceID = identity.text
+            logger.info("device id \(identity.text) (\(identity.path))")
+        } catch {
+            deviceID = nil
+            logger.error("device id: \(error)")
+        }
+        appliance = try Appliance(configuration: configuration, version: version, deviceID: deviceID, logger: logger)
         runner = ApplianceRunner(appliance: appliance, reloadConfiguration: reloadConfiguration, logger: logger)
+
+        var interaction: InteractionLoop?
+        do {
+            interaction = try InteractionLoop(appliance: appliance, configuration: configuration, logger: logger)
+        } catch {
+            logger.error("buttons, touch and screen are off: \(error)")
+        }
+        self.interaction = interaction
+        let pinStore = PinStore(directory: stateDirectory, throttle: configuration.lock.throttle)
+        if (try? pinStore.status().isDefault) == true {
+            logger.warning("the factory PIN 1234 is still set: change it with `kioskcam pin set`")
+        }
+        let handler = ApplianceControlHandler(appliance: appliance, interaction: interaction, pinStore: pinStore,
+                                              deviceID: deviceID, version: version)
+        var control: ControlServer?
+        do {
+            control = try ControlServer(path: configuration.control.socketPath, group: configuration.control.socketGroup,
+                                        options: ControlServer.Options(configuration.control), handler: handler, logger: logger)
+            logger.info("control socket \(configuration.control.socketPath)")
+        } catch {
+            logger.error("control socket: \(error); kioskcam status/start/stop will not reach this daemon")
+        }
+        self.control = control
+        if let control {
+            appliance.onEvent { event in
+                if let message = ControlEvent(event) { control.publish(message) }
+            }
+        }
+        let appliance = appliance
+        runner.onTick = { [interaction, control] status in
+            interaction?.update(status)
+            if let levels = status.recorder.audioLevels {
+                control?.publish(ControlEvent(.levels, ["rms_dbfs": .array(levels.rmsDBFS.map(JSONValue.number)),
+                                                        "peak_dbfs": .array(levels.peakHoldDBFS.map(JSONValue.number))]))
+            }
+            if status.recorder.state == .recording {
+                control?.publish(ControlEvent(.progress, ["seconds": .number(status.recorder.secondsWritten),
+                                                          "bytes": .integer(status.recorder.bytesWritten)]))
+            }
+        }
+        if let interaction { runner.add(InteractionService(loop: interaction)) }
+        if let control { runner.add(ControlService(server: control)) }
+        if let path = configuration.control.metricsFile {
+            let directory = (path as NSString).deletingLastPathComponent
+            if FileManager.default.fileExists(atPath: directory) {
+                let counters = MetricsCounters(appliance: appliance)
+                metrics = MetricsTextfileWriter(path: path, intervalSeconds: configuration.control.metricsIntervalSeconds,
+                                                logger: logger) { [control] in
+                    counters.snapshot(pinStore: pinStore, control: control, deviceID: deviceID ?? "", version: version)
+                }
+            } else {
+                logger.info("metrics: \(directory) does not exist (no node_exporter textfile collector); not writing \(path)")
+            }
+        }
     }
 
     /// Runs until SIGTERM/SIGINT (or `runFor` seconds).
     public func run(runFor: Double? = nil) async throws {
+        defer { metrics?.stop() }
         try await runner.run(runFor: runFor)
+    }
+}
+
+/// Running totals for the metrics file, counted from the appliance's events.
+final class MetricsCounters: @unchecked Sendable {
+    private let appliance: Appliance
+    private let lock = Lock()
+    private var bytesFinished: Int64 = 0
+    private var segments = 0
+    private var recordings = 0
+
+    init(appliance: Appliance) {
+        self.appliance = appliance
+        appliance.onEvent { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .fileFinished(_, _, let bytes):
+                lock.withLock { bytesFinished += bytes; segments += 1 }
+            case .recordingState(.recording):
+                lock.withLock { recordings += 1 }
+            default:
+                break
+            }
+        }
+    }
+
+    func snapshot(pinStore: PinStore, control: ControlServer?, deviceID: String, version: String) -> MetricsSnapshot {
+        let status = appliance.status
+        var snapshot = MetricsSnapshot()
+        snapshot.state = status.recorder.state
+        let (finished, segmentCount, recordingCount) = lock.withLock { (bytesFinished, segments, recordings) }
+        snapshot.bytesWrittenTotal = finished + (status.recorder.state == .idle ? 0 : status.recorder.bytesWritten)
+        snapshot.segmentsTotal = segmentCount
+        snapshot.recordingsTotal = recordingCount
+        snapshot.droppedFramesTotal = status.recorder.droppedVideoFrames
+        snapshot.freeBytes = status.freeBytes
+        var info = statvfs()
+        if statvfs(appliance.configuration.storage.mediaRoot, &info) == 0 {
+            snapshot.totalBytes = Int64(info.f_blocks) * Int64(info.f_frsize)
+        }
+        snapshot.cameraUp = status.cameraRunning
+        snapshot.microphoneUp = status.microphoneState == "running"
+        snapshot.audioXrunsTotal = status.microphoneOverruns
+        let pin = try? pinStore.status()
+        snapshot.pinFailuresTotal = pin?.failures ?? 0
+        snapshot.defaultPIN = pin?.isDefault ?? false
+        snapshot.controlClients = control?.clientCount ?? 0
+        snapshot.controlEventsDroppedTotal = control?.eventsDroppedTotal ?? 0
+        snapshot.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
+        snapshot.deviceID = deviceID
+        snapshot.version = version
+        return snapshot
     }
 }

@@ -5,7 +5,7 @@ import KioskMedia
 /// `kioskcam`: the camera appliance's one binary. This file and its siblings hold
 /// only the command line and the wiring; the work is done in the library modules.
 @main
-struct KioskCam: ParsableCommand {
+struct KioskCam: AsyncParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
@@ -19,7 +19,7 @@ struct KioskCam: ParsableCommand {
         a default, so no file is needed. Command-line options override the file.
         """,
         version: "kioskcam \(version) (\(MediaCapabilities.libraryVersions))",
-        subcommands: [Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, Probe.self, Salvage.self, ConfigCommand.self,
-                      StatusCommand.self, StartCommand.self, StopCommand.self, WatchCommand.self]
+        subcommands: [Run.self, Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, Probe.self, Salvage.self, ConfigCommand.self, PinCommand.self,
+                      StatusCommand.self, StartCommand.self, StopCommand.self, WatchCommand.self, Events.self, Screenshot.self]
     )
 }

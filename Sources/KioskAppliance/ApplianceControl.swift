@@ -1,0 +1,180 @@
+import Foundation
+import KioskControl
+import KioskCore
+import KioskPIN
+import KioskRecording
+import Logging
+import ServiceLifecycle
+
+/// Answers the control socket from the running appliance.
+struct ApplianceControlHandler: ControlHandler {
+    let appliance: Appliance
+    let interaction: InteractionLoop?
+    let pinStore: PinStore
+    let deviceID: String?
+    let version: String
+
+    func handle(_ request: ControlRequest) -> ControlOutcome {
+        switch request {
+        case .status:
+            return .encoding(statusReport())
+        case .recordStart(let audioOnly, let duration):
+            do {
+                if audioOnly {
+                    try appliance.startAudioRecording(maximumSeconds: duration)
+                } else {
+                    try appliance.startRecording(maximumSeconds: duration)
+                }
+                return .success(["state": .string(appliance.recordingState.rawValue)])
+            } catch {
+                return .failure(ControlError(.failed, "\(error)"))
+            }
+        case .recordStop:
+            do {
+                try appliance.stopRecording()
+                let finished = appliance.recorder.waitUntilIdle(timeout: 30) == .idle
+                    && (appliance.audioRecorder?.waitUntilIdle(timeout: 30) ?? .idle) == .idle
+                let files = appliance.status.recorder.finishedFiles
+                return .success(["state": .string(appliance.recordingState.rawValue), "finished": .bool(finished),
+                                 "files": .array(files.map(JSONValue.string))])
+            } catch {
+                return .failure(ControlError(.failed, "\(error)"))
+            }
+        case .snapshot:
+            do {
+                return .success(["path": .string(try appliance.takeSnapshot())])
+            } catch {
+                return .failure(ControlError(.failed, "\(error)"))
+            }
+        case .list(let date):
+            let listing = LibraryListing(layout: LibraryLayout(root: appliance.configuration.storage.mediaRoot))
+            let days = date.map { [$0] } ?? listing.days()
+            return .encoding(["recordings": days.flatMap { listing.recordings(on: $0) }])
+        case .purge(let dryRun):
+            return purge(dryRun: dryRun)
+        case .pinSet(let pin):
+            do {
+                try pinStore.setPIN(pin)
+                appliance.logger.notice("the PIN was changed through the control socket")
+                return .success(["changed": .bool(true)])
+            } catch {
+                return .failure(ControlError(.badArgument, "\(error)"))
+            }
+        case .screenshot:
+            guard let screen = interaction?.screen else {
+                return .failure(ControlError(.unavailable, "this daemon has no screen"))
+            }
+            do {
+                let png = try screen.screenshotPNG()
+                return .success(["png_base64": .string(Data(png).base64EncodedString()),
+                                 "width": .integer(Int64(screen.size.width)), "height": .integer(Int64(screen.size.height))])
+            } catch {
+                return .failure(ControlError(.failed, "\(error)"))
+            }
+        case .subscribe:
+            return .failure(ControlError(.unavailable, "subscribe is handled by the server"))
+        }
+    }
+
+    func statusReport() -> StatusReport {
+        let status = appliance.status
+        var report = StatusReport(state: status.recorder.state)
+        report.kind = status.recorder.currentFile.map { $0.hasSuffix(".m4a") ? "audio" : "video" }
+        report.currentFile = status.recorder.currentFile
+        report.bytesWritten = status.recorder.bytesWritten
+        report.secondsRecorded = status.recorder.secondsWritten
+        report.segment = status.recorder.segmentIndex
+        report.droppedFrames = status.recorder.droppedVideoFrames
+        report.freeBytes = status.freeBytes
+        report.camera = "\(status.cameraName): \(status.cameraState)"
+        report.microphone = "\(status.microphoneName): \(status.microphoneState)"
+            + (status.microphoneOverruns > 0 ? ", \(status.microphoneOverruns) overruns" : "")
+        report.deviceID = deviceID
+        report.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
+        let pin = try? pinStore.status()
+        report.defaultPIN = pin?.isDefault
+        report.pinFailures = pin?.failures
+        report.levelsRMSDBFS = status.recorder.audioLevels?.rmsDBFS
+        report.levelsPeakDBFS = status.recorder.audioLevels?.peakHoldDBFS
+        report.lastError = status.recorder.lastError
+        report.version = version
+        return report
+    }
+
+    private func purge(dryRun: Bool) -> ControlOutcome {
+        let configuration = appliance.configuration
+        let purger = LibraryStorage.purger(configuration, logger: appliance.logger)
+        do {
+            let plan = try purger.plan(today: CalendarDate(LocalTimestamp(Date())), bitrate: LibraryStorage.bitrate(configuration))
+            var deletions: [JSONValue] = []
+            for deletion in plan.deletions {
+                let reason: String
+                switch deletion.reason {
+                case .age(let days): reason = "\(days) days old"
+                case .space: reason = "free space below the floor"
+                }
+                deletions.append(.object(["folder": .string("\(deletion.kind.rawValue)/\(deletion.date.folderName)"),
+                                          "bytes": .integer(deletion.bytes), "reason": .string(reason)]))
+            }
+            var result: [String: JSONValue] = ["dry_run": .bool(dryRun), "deletions": .array(deletions),
+                                               "left_alone": .array(plan.reports.map { .string("\($0.relativePath) (\($0.reason))") })]
+            if !dryRun, !plan.deletions.isEmpty {
+                let applied = purger.apply(plan)
+                result["freed_bytes"] = .integer(applied.freedBytes)
+                result["failures"] = .array(applied.failures.map { .string("\($0.kind.rawValue)/\($0.date.folderName): \($0.message)") })
+            }
+            return .success(result)
+        } catch {
+            return .failure(ControlError(.failed, "\(error)"))
+        }
+    }
+}
+
+/// The control socket as a service: opened after the devices, closed first on shutdown
+/// (the socket file is removed, so clients see "not running" at once).
+struct ControlService: Service {
+    let server: ControlServer
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        server.stop()
+    }
+}
+
+/// Buttons, touch and the screen as a service.
+struct InteractionService: Service {
+    let loop: InteractionLoop
+
+    func run() async throws {
+        loop.start()
+        try? await gracefulShutdown()
+        loop.stop()
+    }
+}
+
+extension ControlEvent {
+    /// The control socket's view of an appliance event; nil for events it does not stream.
+    init?(_ event: ApplianceEvent) {
+        switch event {
+        case .recordingState(let state):
+            self.init(.state, ["state": .string(state.rawValue)])
+        case .fileFinished(let path, let seconds, let bytes):
+            self.init(.state, ["file_finished": .string(path), "seconds": .number(seconds), "bytes": .integer(bytes)])
+        case .snapshotSaved(let path):
+            self.init(.state, ["snapshot": .string(path)])
+        case .cameraHealth(let health):
+            self.init(.state, ["camera": .string(health)])
+        case .failure(let message):
+            self.init(.state, ["error": .string(message)])
+        case .button(let text):
+            self.init(.button, ["event": .string(text)])
+        case .touch(let touch):
+            self.init(.touch, ["phase": .string(touch.phase.rawValue), "x": .integer(Int64(touch.point.x)),
+                               "y": .integer(Int64(touch.point.y)), "slot": .integer(Int64(touch.slot))])
+        case .screen(let page):
+            self.init(.state, ["screen": .string(page.rawValue)])
+        case .notice(let text):
+            self.init(.state, ["notice": .string(text)])
+        }
+    }
+}
