@@ -210,10 +210,14 @@ public final class ControlServer: @unchecked Sendable {
             logger.warning("control socket: cannot serve a client: \(error)")
             return
         }
-        let admitted = lock.withLock { () -> Bool in
-            guard !stopped, connections.count < options.maxClients else { return false }
+        let (admitted, stopping) = lock.withLock { () -> (Bool, Bool) in
+            guard !stopped, connections.count < options.maxClients else { return (false, stopped) }
             connections[ObjectIdentifier(connection)] = connection
-            return true
+            return (true, false)
+        }
+        if stopping {
+            close(fd)
+            return
         }
         guard admitted else {
             let busy = ControlResponse(id: nil, failure: ControlError(.busy,

@@ -12,7 +12,7 @@ enum DaemonConnection {
     /// Sends a request; a daemon error becomes a CLI error with its message.
     static func send(_ request: ControlRequest, with client: ControlClient) throws -> [String: JSONValue] {
         let response: ControlResponse
-        do {
+        do throws(ControlClientError) {
             response = try client.send(request)
         } catch {
             throw CLIError(error.description, exitCode: error.exitCode)
@@ -140,7 +140,7 @@ struct WatchCommand: ParsableCommand {
             if let count, count < 1 { throw CLIError("--count \(count): use a whole number from 1", exitCode: 64) }
             let client = try DaemonConnection.client(common)
             let subscription: ControlSubscription
-            do {
+            do throws(ControlClientError) {
                 subscription = try client.subscribe(kinds)
             } catch {
                 throw CLIError(error.description, exitCode: error.exitCode)
@@ -151,7 +151,7 @@ struct WatchCommand: ParsableCommand {
             var seen = 0
             while count.map({ seen < $0 }) ?? true {
                 let event: ControlEvent?
-                do {
+                do throws(ControlClientError) {
                     event = try subscription.next()
                 } catch {
                     throw CLIError(error.description, exitCode: error.exitCode)

@@ -46,6 +46,34 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
+    /// `3` and `3.0` are the same JSON number: a value read back from its own text
+    /// compares equal whichever way the number was written.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.integer(let a), .number(let b)), (.number(let b), .integer(let a)): Double(a) == b && Int64(exactly: b) == a
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(value)
+        case .integer(let value): hasher.combine(Double(value))
+        case .number(let value): hasher.combine(value)
+        case .string(let value): hasher.combine(value)
+        case .array(let value): hasher.combine(value)
+        case .object(let value): hasher.combine(value)
+        }
+    }
+
     /// Converts any `Encodable` (such as `StatusReport`) to a JSON value.
     /// - Throws: `EncodingError` when the value cannot be encoded.
     public init(encoding value: some Encodable) throws {
