@@ -33,22 +33,45 @@ final class TouchTransformTests: XCTestCase {
     func testRotationsMoveThePanelCornersWhereTheUserSeesThem() {
         let topLeft: (Int32, Int32) = (0, 0), topRight: (Int32, Int32) = (4095, 0), bottomLeft: (Int32, Int32) = (0, 4095)
 
-        // 90° clockwise: portrait 480x800; the panel's top-left is the user's top-right,
-        // its top-right the user's bottom-right.
+        // 90: portrait 480x800, the picture drawn turned a quarter clockwise on the panel
+        // (as KioskScreen's PanelMapping draws it): the panel's top-left shows the
+        // picture's bottom-left, its top-right the picture's top-left.
         let q = transform(.quarter, screen: ScreenSize(width: 480, height: 800))
         XCTAssertEqual(q.panel, ScreenSize(width: 800, height: 480))
-        XCTAssertEqual(q.point(x: topLeft.0, y: topLeft.1), ScreenPoint(x: 479, y: 0))
-        XCTAssertEqual(q.point(x: topRight.0, y: topRight.1), ScreenPoint(x: 479, y: 799))
-        XCTAssertEqual(q.point(x: bottomLeft.0, y: bottomLeft.1), ScreenPoint(x: 0, y: 0))
+        XCTAssertEqual(q.point(x: topLeft.0, y: topLeft.1), ScreenPoint(x: 0, y: 799))
+        XCTAssertEqual(q.point(x: topRight.0, y: topRight.1), ScreenPoint(x: 0, y: 0))
+        XCTAssertEqual(q.point(x: bottomLeft.0, y: bottomLeft.1), ScreenPoint(x: 479, y: 799))
 
         let h = transform(.half, screen: ScreenSize(width: 800, height: 480))
         XCTAssertEqual(h.point(x: topLeft.0, y: topLeft.1), ScreenPoint(x: 799, y: 479))
         XCTAssertEqual(h.point(x: topRight.0, y: topRight.1), ScreenPoint(x: 0, y: 479))
 
         let t = transform(.threeQuarters, screen: ScreenSize(width: 480, height: 800))
-        XCTAssertEqual(t.point(x: topLeft.0, y: topLeft.1), ScreenPoint(x: 0, y: 799))
-        XCTAssertEqual(t.point(x: topRight.0, y: topRight.1), ScreenPoint(x: 0, y: 0))
-        XCTAssertEqual(t.point(x: bottomLeft.0, y: bottomLeft.1), ScreenPoint(x: 479, y: 799))
+        XCTAssertEqual(t.point(x: topLeft.0, y: topLeft.1), ScreenPoint(x: 479, y: 0))
+        XCTAssertEqual(t.point(x: topRight.0, y: topRight.1), ScreenPoint(x: 479, y: 799))
+        XCTAssertEqual(t.point(x: bottomLeft.0, y: bottomLeft.1), ScreenPoint(x: 0, y: 0))
+    }
+
+    /// The screen's mapping, written out (KioskScreen's PanelMapping.logicalPoint): a touch
+    /// on panel pixel p must land on the logical pixel that p shows.
+    func testMatchesTheScreensPanelToLogicalMapping() {
+        let panel = ScreenSize(width: 800, height: 480)
+        for rotation in ScreenRotation.allCases {
+            let logical = rotation.swapsAxes ? panel.swapped : panel
+            let w = logical.width, h = logical.height
+            let t = TouchTransform(xRange: AxisRange(minimum: 0, maximum: 799), yRange: AxisRange(minimum: 0, maximum: 479),
+                                   screen: logical, rotation: rotation)
+            for p in [ScreenPoint(x: 0, y: 0), ScreenPoint(x: 799, y: 0), ScreenPoint(x: 0, y: 479), ScreenPoint(x: 123, y: 321)] {
+                let expected: ScreenPoint
+                switch rotation {
+                case .none: expected = p
+                case .quarter: expected = ScreenPoint(x: p.y, y: h - 1 - p.x)
+                case .half: expected = ScreenPoint(x: w - 1 - p.x, y: h - 1 - p.y)
+                case .threeQuarters: expected = ScreenPoint(x: w - 1 - p.y, y: p.x)
+                }
+                XCTAssertEqual(t.point(x: Int32(p.x), y: Int32(p.y)), expected, "\(rotation) \(p)")
+            }
+        }
     }
 
     func testFourQuarterTurnsComposeToTheIdentity() {
@@ -71,8 +94,8 @@ final class TouchTransformTests: XCTestCase {
         XCTAssertEqual(transform(.none, screen: screen, swap: true).point(x: 4095, y: 0), ScreenPoint(x: 0, y: 479))
         // Swap, then flip X, then a quarter turn.
         let t = transform(.quarter, screen: ScreenSize(width: 480, height: 800), swap: true, flipX: true)
-        // device (0, 4095) → swapped (1, 0) → flipped (0, 0) → rotated (1, 0)
-        XCTAssertEqual(t.point(x: 0, y: 4095), ScreenPoint(x: 479, y: 0))
+        // device (0, 4095) → swapped (1, 0) → flipped (0, 0) → rotated (0, 1)
+        XCTAssertEqual(t.point(x: 0, y: 4095), ScreenPoint(x: 0, y: 799))
     }
 
     func testCalibrationReplacesTheDeviceRanges() {

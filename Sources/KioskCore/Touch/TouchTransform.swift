@@ -16,12 +16,14 @@ public struct TouchCalibration: Sendable, Equatable {
 /// In order: the device's axis ranges (or the calibration) scale X and Y to 0…1 across
 /// the panel, clamped; `swapAxes`, `flipX` and `flipY` correct a touch sensor mounted
 /// differently from the display, in the display panel's own orientation; then `rotation`
-/// — how the panel is turned relative to the picture the user sees, clockwise
-/// (`ScreenRotation`) — turns panel positions into logical ones, and the result is
-/// scaled to the logical screen's pixels (0…width-1, 0…height-1).
+/// turns panel positions into logical ones exactly as the screen does (KioskScreen's
+/// `PanelMapping.logicalPoint`: a touch lands on the logical pixel the panel shows
+/// under the finger), and the result is scaled to the logical screen's pixels
+/// (0…width-1, 0…height-1).
 ///
-/// With rotation 90 the panel's top-left corner is at the user's top-right, its X axis
-/// runs down the user's screen and its Y axis runs right to left.
+/// With rotation 90 the picture is drawn turned a quarter clockwise on the panel: the
+/// panel's top-left pixel shows the picture's bottom-left, its top-right the picture's
+/// top-left.
 public struct TouchTransform: Sendable, Equatable {
     public var xRange: AxisRange
     public var yRange: AxisRange
@@ -71,9 +73,9 @@ public struct TouchTransform: Sendable, Equatable {
         let (lx, ly): (Double, Double)
         switch rotation {
         case .none: (lx, ly) = (u, v)
-        case .quarter: (lx, ly) = (1 - v, u)
+        case .quarter: (lx, ly) = (v, 1 - u)
         case .half: (lx, ly) = (1 - u, 1 - v)
-        case .threeQuarters: (lx, ly) = (v, 1 - u)
+        case .threeQuarters: (lx, ly) = (1 - v, u)
         }
         return ScreenPoint(x: Self.pixel(lx, across: screen.width), y: Self.pixel(ly, across: screen.height))
     }
