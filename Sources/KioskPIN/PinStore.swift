@@ -90,8 +90,8 @@ public struct PinStore: Sendable {
     ///   the path (`.permissionDenied`: run as root or check [control] state_directory).
     public func setPIN(_ pin: String, allowTrivial: Bool = false) throws(PinStoreError) {
         try Self.validate(pin, allowTrivial: allowTrivial)
-        let hash = try PinHash(pin: pin, iterations: iterations)
         try StateFiles.ensureDirectory(directory)
+        let hash = try PinHash(pin: pin, iterations: iterations)
         try StoreLock.holding(lockPath) { () throws(PinStoreError) in
             try StateFiles.writeAtomically(hash.encoded, to: pinPath, directory: directory)
             try StateFiles.remove(throttlePath, directory: directory)

@@ -21,10 +21,16 @@ final class PinCommandTests: XCTestCase {
     }
 
     /// Runs kioskcam with `input` on its standard input (Tool.run gives /dev/null).
-    func kioskcam(_ arguments: [String], input: String? = nil) throws -> Output {
+    func kioskcam(_ arguments: [String], input: String? = nil, as user: String? = nil) throws -> Output {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
-        process.arguments = arguments
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--clear-groups",
+                                 Package.kioskcamBinary] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
+            process.arguments = arguments
+        }
         let out = Pipe(), err = Pipe(), inPipe = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -88,6 +94,18 @@ final class PinCommandTests: XCTestCase {
         let result = try kioskcam(["pin", "set", "--config", config])
         XCTAssertEqual(result.status, 64)
         XCTAssertTrue(result.stderr.contains("--stdin"), result.stderr)
+    }
+
+    /// The state directory is root-only: anyone else is told to run as root.
+    func testNotRootIsToldToRunAsRoot() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root to drop to the user nobody (PinStoreTests covers it as non-root)") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { throw XCTSkip("setpriv (util-linux) is missing") }
+        let set = try kioskcam(["pin", "set", "--stdin", "--config", config], input: "2580\n")
+        XCTAssertEqual(set.status, 0, set.stderr)
+        let result = try kioskcam(["pin", "status", "--config", config], as: "nobody")
+        XCTAssertEqual(result.status, 77, result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(stateDirectory)/pin: Permission denied; run as root or check [control] state_directory"),
+                      result.stderr)
     }
 
     func testUnusableStateDirectoryIsAClearError() throws {
