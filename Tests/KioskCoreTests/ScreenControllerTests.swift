@@ -239,6 +239,26 @@ final class ScreenControllerTests: XCTestCase {
         XCTAssertEqual(tap(&controller, record).last, .startRecording)
     }
 
+    /// A start the recorder refused without a word must not leave the button disabled.
+    func testARefusedStartFreesTheButtonAfterFiveSeconds() {
+        var controller = makeController()
+        let record = point(of: .recordButton)
+        XCTAssertEqual(tap(&controller, record).last, .startRecording)
+        XCTAssertEqual(controller.nextDeadline, clock.now().advanced(byNanoseconds: 5_000_000_000))
+        clock.advance(bySeconds: 4.9)
+        controller.tick(now: clock.now())
+        XCTAssertEqual(controller.model.recordingState, .starting)
+        clock.advance(bySeconds: 0.1)
+        XCTAssertEqual(controller.tick(now: clock.now()), [.redraw])
+        XCTAssertEqual(controller.model.recordingState, .idle, "back to what the recorder last said")
+        XCTAssertEqual(tap(&controller, record).last, .startRecording)
+        // A recorder that answers keeps its state however long it takes.
+        controller.recordingChanged(.starting)
+        clock.advance(bySeconds: 30)
+        controller.tick(now: clock.now())
+        XCTAssertEqual(controller.model.recordingState, .starting)
+    }
+
     func testSnapshotFiresOnReleaseOverTheSameButtonOnly() {
         var controller = makeController()
         let snapshot = point(of: .snapshotButton)

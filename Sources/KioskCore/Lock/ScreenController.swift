@@ -80,6 +80,13 @@ public struct ScreenController: Sendable {
     private var wakingSlot: Int?
     /// The time of the latest input, for the countdown's next step.
     private var lastInput: MonotonicInstant
+    /// The recorder's state as last reported; the model shows starting/stopping ahead of it.
+    private var reportedRecordingState: RecordingState = .idle
+    /// A start or stop was asked for and the recorder has not answered: if it stays silent
+    /// this long, the button goes back to what the recorder last said, so that a refused
+    /// command cannot leave it disabled for good.
+    private var recordCommandDeadline: MonotonicInstant?
+    static let recordCommandTimeoutNanoseconds: Int64 = 5_000_000_000
 
     private struct TrackedTouch: Sendable {
         var slot: Int
@@ -118,7 +125,7 @@ public struct ScreenController: Sendable {
     public var nextDeadline: MonotonicInstant? {
         switch model.page {
         case .live:
-            return lockTimer.nextDeadline
+            return recordCommandDeadline.map { min($0, lockTimer.nextDeadline) } ?? lockTimer.nextDeadline
         case .pin:
             let blank = isCheckingPIN ? nil : blankTimer?.nextDeadline
             let countdown = lockedUntil.map(nextCountdownStep)
@@ -160,11 +167,13 @@ public struct ScreenController: Sendable {
         return finish(before, effects)
     }
 
-    /// The recorder's state changed (or a start/stop asked for through an effect was refused:
-    /// report `.idle` then, or the record button stays disabled).
+    /// The recorder's state changed. Report it also when a start or stop asked for through
+    /// an effect was refused (the button otherwise stays disabled for 5 s).
     @discardableResult
     public mutating func recordingChanged(_ state: RecordingState) -> [ScreenEffect] {
         let before = model
+        reportedRecordingState = state
+        recordCommandDeadline = nil
         model.recordingState = state
         return finish(before, [])
     }
@@ -232,6 +241,10 @@ public struct ScreenController: Sendable {
 
     private mutating func advance(to now: MonotonicInstant, effects: inout [ScreenEffect]) {
         lastInput = max(lastInput, now)
+        if let deadline = recordCommandDeadline, now >= deadline {
+            recordCommandDeadline = nil
+            model.recordingState = reportedRecordingState
+        }
         switch model.page {
         case .live:
             if lockTimer.expire(at: now, busy: isBusy) { lock(now: now) }
@@ -305,7 +318,7 @@ public struct ScreenController: Sendable {
         model.pressedTarget = nil
         guard let target = touch.target, touch.page == model.page,
               layout.target(at: event.point, on: model.page) == target, isEnabled(target, now: now) else { return }
-        fire(target, effects: &effects)
+        fire(target, now: now, effects: &effects)
     }
 
     private func isEnabled(_ target: ScreenTarget, now: MonotonicInstant) -> Bool {
@@ -316,7 +329,7 @@ public struct ScreenController: Sendable {
         }
     }
 
-    private mutating func fire(_ target: ScreenTarget, effects: inout [ScreenEffect]) {
+    private mutating func fire(_ target: ScreenTarget, now: MonotonicInstant, effects: inout [ScreenEffect]) {
         switch target {
         case .recordButton:
             // Shown as starting/stopping at once, so a second tap before the recorder
@@ -324,9 +337,11 @@ public struct ScreenController: Sendable {
             switch model.recordingState {
             case .idle:
                 model.recordingState = .starting
+                recordCommandDeadline = now.advanced(byNanoseconds: Self.recordCommandTimeoutNanoseconds)
                 effects.append(.startRecording)
             case .recording:
                 model.recordingState = .stopping
+                recordCommandDeadline = now.advanced(byNanoseconds: Self.recordCommandTimeoutNanoseconds)
                 effects.append(.stopRecording)
             case .starting, .stopping:
                 break
