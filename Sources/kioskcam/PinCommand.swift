@@ -55,9 +55,9 @@ struct PinCommand: ParsableCommand {
             }
             let first = try Terminal.readHidden(prompt: "New PIN: ")
             // Check the first entry at once rather than after asking twice.
-            do {
+            do throws(PinStoreError) {
                 try PinStore.validate(first, allowTrivial: force)
-            } catch let error as PinStoreError {
+            } catch {
                 throw CLIError(error.description, exitCode: error.exitCode)
             }
             let second = try Terminal.readHidden(prompt: "Repeat the new PIN: ")
