@@ -79,7 +79,7 @@ enum PanelCopy {
         guard !logical.isEmpty else { return }
         let panel = mapping.panelRect(logical)
         let bpp = packer.bytesPerPixel
-        if mapping.rotation == .none && format.matchesCairo {
+        if mapping.rotation == .none && format.matchesCairo && format.transparency.length == 0 {
             for row in panel.y..<panel.maxY {
                 (destination.base + row * destination.stride + panel.x * 4)
                     .copyMemory(from: source.base + row * source.stride + panel.x * 4, byteCount: panel.width * 4)
@@ -89,22 +89,76 @@ enum PanelCopy {
         let step = mapping.logicalStepAlongPanelRow
         let sourceStep = step.dy * source.stride / 4 + step.dx
         let words = source.base.assumingMemoryBound(to: UInt32.self)
+        // The well-known layouts get their shifts as constants: this loop runs for every
+        // pixel of the first frame, and must stay quick even in a debug build.
+        let kind = FastLayout(format)
+        let opaque = format.transparency.mask
         for row in panel.y..<panel.maxY {
             let start = mapping.logicalPoint(ScreenPoint(x: panel.x, y: row))
-            var index = start.y * source.stride / 4 + start.x
+            var from = words + (start.y * source.stride / 4 + start.x)
             let target = destination.base + row * destination.stride + panel.x * bpp
-            if bpp == 2 {
-                let out = target.assumingMemoryBound(to: UInt16.self)
-                for column in 0..<panel.width {
-                    out[column] = UInt16(truncatingIfNeeded: packer.pack(words[index]))
-                    index += sourceStep
+            let end = target + panel.width * bpp
+            switch kind {
+            case .rgb565:
+                var to = target.assumingMemoryBound(to: UInt16.self)
+                while UnsafeMutableRawPointer(to) < end {
+                    let p = from.pointee
+                    to.pointee = UInt16(truncatingIfNeeded: (p &>> 8) & 0xF800 | (p &>> 5) & 0x07E0 | (p &>> 3) & 0x001F)
+                    to += 1; from += sourceStep
                 }
-            } else {
-                let out = target.assumingMemoryBound(to: UInt32.self)
-                for column in 0..<panel.width {
-                    out[column] = packer.pack(words[index])
-                    index += sourceStep
+            case .bgr565:
+                var to = target.assumingMemoryBound(to: UInt16.self)
+                while UnsafeMutableRawPointer(to) < end {
+                    let p = from.pointee
+                    to.pointee = UInt16(truncatingIfNeeded: (p &<< 8) & 0xF800 | (p &>> 5) & 0x07E0 | (p &>> 19) & 0x001F)
+                    to += 1; from += sourceStep
                 }
+            case .xrgb8888:
+                var to = target.assumingMemoryBound(to: UInt32.self)
+                while UnsafeMutableRawPointer(to) < end {
+                    to.pointee = from.pointee & 0x00FF_FFFF | opaque
+                    to += 1; from += sourceStep
+                }
+            case .xbgr8888:
+                var to = target.assumingMemoryBound(to: UInt32.self)
+                while UnsafeMutableRawPointer(to) < end {
+                    let p = from.pointee
+                    to.pointee = (p & 0xFF00) | (p &>> 16) & 0xFF | (p & 0xFF) &<< 16 | opaque
+                    to += 1; from += sourceStep
+                }
+            case .other where bpp == 2:
+                var to = target.assumingMemoryBound(to: UInt16.self)
+                while UnsafeMutableRawPointer(to) < end {
+                    to.pointee = UInt16(truncatingIfNeeded: packer.pack(from.pointee))
+                    to += 1; from += sourceStep
+                }
+            case .other:
+                var to = target.assumingMemoryBound(to: UInt32.self)
+                while UnsafeMutableRawPointer(to) < end {
+                    to.pointee = packer.pack(from.pointee)
+                    to += 1; from += sourceStep
+                }
+            }
+        }
+    }
+
+    /// The layouts with a hand-written loop; everything else goes through `PixelPacker`.
+    /// 32-bit layouts with alpha in the top byte write it as 0xFF (opaque, for drivers that read it).
+    enum FastLayout {
+        case rgb565, bgr565, xrgb8888, xbgr8888, other
+
+        init(_ format: FramebufferPixelFormat) {
+            let alphaUnusedOrTop = format.transparency.length == 0 || format.transparency == .init(offset: 24, length: 8)
+            switch format {
+            case .rgb565 where format.transparency.length == 0: self = .rgb565
+            case .bgr565 where format.transparency.length == 0: self = .bgr565
+            case _ where format.bitsPerPixel == 32 && alphaUnusedOrTop
+                && FramebufferPixelFormat(bitsPerPixel: 32, red: format.red, green: format.green, blue: format.blue) == .xrgb8888:
+                self = .xrgb8888
+            case _ where format.bitsPerPixel == 32 && alphaUnusedOrTop
+                && FramebufferPixelFormat(bitsPerPixel: 32, red: format.red, green: format.green, blue: format.blue) == .xbgr8888:
+                self = .xbgr8888
+            default: self = .other
             }
         }
     }
@@ -113,23 +167,53 @@ enum PanelCopy {
     /// `PNGEncoder` takes), undoing `mapping`'s turn.
     static func readLogicalRGBA(from panel: PixelPlane, mapping: PanelMapping, packer: PixelPacker) -> [UInt8] {
         let size = mapping.logicalSize
+        let bpp = packer.bytesPerPixel
+        // 16-bit pixels go through a table of all 65536 values, each already as the
+        // little-endian RGBA word; 32-bit ones are unpacked one by one.
+        var table: [UInt32] = []
+        if bpp == 2 {
+            table = [UInt32](unsafeUninitializedCapacity: 65536) { buffer, count in
+                for raw in 0..<65536 { buffer[raw] = rgbaWord(packer.unpack(UInt32(raw))) }
+                count = 65536
+            }
+        }
+        // Walking along a logical row, how far to step on the panel, in bytes.
+        let step: Int
+        switch mapping.rotation {
+        case .none: step = bpp
+        case .quarter: step = panel.stride
+        case .half: step = -bpp
+        case .threeQuarters: step = -panel.stride
+        }
         var rgba = [UInt8](repeating: 0, count: size.width * size.height * 4)
         rgba.withUnsafeMutableBytes { out in
-            for y in 0..<size.height {
-                for x in 0..<size.width {
-                    let p = mapping.panelPoint(ScreenPoint(x: x, y: y))
-                    let address = panel.base + p.y * panel.stride + p.x * packer.bytesPerPixel
-                    let raw: UInt32 = packer.bytesPerPixel == 2
-                        ? UInt32(address.loadUnaligned(as: UInt16.self)) : address.loadUnaligned(as: UInt32.self)
-                    let xrgb = packer.unpack(raw)
-                    let o = (y * size.width + x) * 4
-                    out[o] = UInt8(truncatingIfNeeded: xrgb >> 16)
-                    out[o + 1] = UInt8(truncatingIfNeeded: xrgb >> 8)
-                    out[o + 2] = UInt8(truncatingIfNeeded: xrgb)
-                    out[o + 3] = 255
+            table.withUnsafeBufferPointer { table in
+                for y in 0..<size.height {
+                    let first = mapping.panelPoint(ScreenPoint(x: 0, y: y))
+                    var from = UnsafeRawPointer(panel.base + first.y * panel.stride + first.x * bpp)
+                    var to = (out.baseAddress! + y * size.width * 4).assumingMemoryBound(to: UInt32.self)
+                    let end = to + size.width
+                    if bpp == 2 {
+                        let lookup = table.baseAddress!
+                        while to < end {
+                            to.pointee = lookup[Int(from.loadUnaligned(as: UInt16.self))]
+                            to += 1; from += step
+                        }
+                    } else {
+                        while to < end {
+                            to.pointee = rgbaWord(packer.unpack(from.loadUnaligned(as: UInt32.self)))
+                            to += 1; from += step
+                        }
+                    }
                 }
             }
         }
         return rgba
+    }
+
+    /// 0xAARRGGBB as the bytes R, G, B, A in memory (little-endian).
+    @inline(__always)
+    static func rgbaWord(_ argb: UInt32) -> UInt32 {
+        (argb &>> 16) & 0xFF | (argb & 0xFF00) | (argb & 0xFF) &<< 16 | 0xFF00_0000
     }
 }

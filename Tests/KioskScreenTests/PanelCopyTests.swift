@@ -34,7 +34,11 @@ final class PanelCopyTests: XCTestCase {
     }
 
     func testDamageCopyHonoursPaddedLineLengthAndTouchesOnlyTheRectangle() {
-        for format in [FramebufferPixelFormat.rgb565, .xrgb8888, .bgr565, .xbgr8888] {
+        let rgb555 = FramebufferPixelFormat(bitsPerPixel: 16, red: .init(offset: 10, length: 5), green: .init(offset: 5, length: 5),
+                                            blue: .init(offset: 0, length: 5))!
+        let argb = FramebufferPixelFormat(bitsPerPixel: 32, red: .init(offset: 16, length: 8), green: .init(offset: 8, length: 8),
+                                          blue: .init(offset: 0, length: 8), transparency: .init(offset: 24, length: 8))!
+        for format in [FramebufferPixelFormat.rgb565, .xrgb8888, .bgr565, .xbgr8888, rgb555, argb] {
             for rotation in ScreenRotation.allCases {
                 let panelSize = ScreenSize(width: 10, height: 6)
                 // line_length well beyond width × bytes per pixel, as many drivers report.
