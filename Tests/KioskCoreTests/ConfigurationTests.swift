@@ -105,7 +105,51 @@ final class ConfigurationTests: XCTestCase {
         ("encoder", "threads", "4"),
         ("snapshot", "jpeg_quality", "75"),
         ("logging", "level", "\"debug\""),
+        ("buttons", "chip", "\"gpiochip4\""),
+        ("buttons", "record_line", "\"GPIO5\""),
+        ("buttons", "record_short", "\"snapshot\""),
+        ("buttons", "record_long", "\"audio\""),
+        ("buttons", "snapshot_line", "6"),
+        ("buttons", "snapshot_short", "\"record\""),
+        ("buttons", "snapshot_long", "\"record\""),
+        ("buttons", "extra_line", "23"),
+        ("buttons", "extra_short", "\"snapshot\""),
+        ("buttons", "extra_long", "\"record\""),
+        ("buttons", "active_low", "false"),
+        ("buttons", "bias", "\"pull-down\""),
+        ("buttons", "debounce_ms", "50"),
+        ("buttons", "long_press_ms", "2000"),
+        ("buttons", "led_line", "\"none\""),
+        ("buttons", "led_active_low", "true"),
+        ("touch", "device", "\"/dev/input/event2\""),
+        ("touch", "rotation", "90"),
+        ("touch", "swap_axes", "true"),
+        ("touch", "flip_x", "true"),
+        ("touch", "flip_y", "true"),
+        ("touch", "calibration", "[200, 3900, 150, 3950]"),
+        ("touch", "release_after_seconds", "5"),
+        ("screen", "framebuffer", "\"/dev/fb1\""),
+        ("screen", "rotation", "270"),
+        ("screen", "virtual_size", "\"480x800\""),
+        ("screen", "preview_fps", "5"),
+        ("lock", "idle_seconds", "3"),
+        ("lock", "blank_seconds", "0"),
+        ("lock", "failures_before_lockout", "3"),
+        ("lock", "lockout_seconds", "10"),
+        ("lock", "max_lockout_seconds", "40"),
+        ("lock", "start_locked", "false"),
+        ("control", "state_directory", "\"/srv/kioskcam-state\""),
+        ("control", "socket", "\"/srv/kioskcam.sock\""),
+        ("control", "socket_group", "\"\""),
+        ("control", "max_clients", "4"),
+        ("control", "idle_timeout_seconds", "10"),
+        ("control", "metrics_file", "\"\""),
+        ("control", "metrics_interval_seconds", "30"),
     ]
+
+    /// Sections whose expected values come from parsing the section alone (their own
+    /// tests check each value); the full file must agree with that.
+    private static let sectionsCheckedAlone = ["buttons", "touch", "screen", "lock", "control"]
 
     func testFullFileSetsEveryKey() throws {
         XCTAssertEqual(Set(Self.fullFile.map { $0.section + "." + $0.key }), Set(Configuration.knownKeys),
@@ -152,7 +196,26 @@ final class ConfigurationTests: XCTestCase {
         expected.encoder.threads = 4
         expected.snapshot.jpegQuality = 75
         expected.logging.level = .debug
+        for section in Self.sectionsCheckedAlone {
+            let alone = Self.fullFile.filter { $0.section == section }.map { "\($0.key) = \($0.value)" }
+            let parsed = try XCTUnwrap(parse("[\(section)]\n" + alone.joined(separator: "\n") + "\n"))
+            switch section {
+            case "buttons": expected.buttons = parsed.buttons
+            case "touch": expected.touch = parsed.touch
+            case "screen": expected.screen = parsed.screen
+            case "lock": expected.lock = parsed.lock
+            default: expected.control = parsed.control
+            }
+        }
         XCTAssertEqual(c, expected)
+        XCTAssertEqual(c.lock.idleSeconds, 3)
+        XCTAssertNil(c.lock.blankSeconds)
+        XCTAssertFalse(c.lock.startLocked)
+        XCTAssertEqual(c.control.maxClients, 4)
+        XCTAssertNil(c.control.metricsFile)
+        XCTAssertEqual(c.touch.rotation, .quarter)
+        XCTAssertEqual(c.screen.rotation, .threeQuarters)
+        XCTAssertEqual(c.screen.previewFramesPerSecond, 5)
         // Each value on its own differs from the default, so each key is proven to apply.
         for entry in Self.fullFile {
             let single = parse("[\(entry.section)]\n\(entry.key) = \(entry.value)\n")

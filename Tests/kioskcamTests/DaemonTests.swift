@@ -1,0 +1,195 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// `kioskcam run` as systemd and the maintainer see it: the built-in devices, the control
+/// socket and its CLI, signals, and a crash in the middle of a recording.
+final class DaemonTests: XCTestCase {
+    var binary: String { Package.kioskcamBinary }
+
+    /// A daemon on the built-in camera/tone with a file-backed screen, everything under `folder`.
+    struct Daemon {
+        let folder: TemporaryDirectory
+        let config: String
+        let process: Process
+        let log: String
+
+        var media: String { folder.path + "/media" }
+
+        func kioskcam(_ arguments: [String]) throws -> Tool.Output {
+            try Tool.run(Package.kioskcamBinary, arguments + ["--config", config], allowFailure: true)
+        }
+
+        func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+        func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+        /// Waits for the process to end; returns its exit status.
+        func wait(timeout: Double = 30) -> Int32? {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            return process.isRunning ? nil : process.terminationStatus
+        }
+    }
+
+    func startDaemon(in folder: TemporaryDirectory = TemporaryDirectory(), extra: String = "") throws -> Daemon {
+        let root = folder.path
+        let config = root + "/kioskcam.toml"
+        try """
+        [storage]
+        media_root = "\(root)/media"
+        [camera]
+        source = "test"
+        size = "320x240"
+        [microphone]
+        source = "tone"
+        [encoder]
+        preset = "ultrafast"
+        [screen]
+        framebuffer = "file:\(root)/screen.fb"
+        [lock]
+        idle_seconds = 600
+        start_locked = false
+        [control]
+        state_directory = "\(root)/state"
+        socket = "\(root)/control.sock"
+        socket_group = ""
+        metrics_file = "\(root)/metrics/kioskcam.prom"
+        metrics_interval_seconds = 1
+        \(extra)
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: root + "/metrics", withIntermediateDirectories: true)
+        let log = root + "/daemon.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["run", "--config", config]
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        let daemon = Daemon(folder: folder, config: config, process: process, log: log)
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while !daemon.logText().contains("kioskcam is running") && Date() < deadline && process.isRunning {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertTrue(daemon.logText().contains("kioskcam is running"), daemon.logText())
+        return daemon
+    }
+
+    func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        return condition()
+    }
+
+    func testRecordsThroughTheSocketAndFinishesOnSIGTERM() throws {
+        let daemon = try startDaemon()
+        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        XCTAssertTrue(daemon.logText().contains("built-in test pattern"), "says it runs on built-in devices")
+
+        let status = try daemon.kioskcam(["status", "--json"])
+        XCTAssertEqual(status.status, 0, status.stderr)
+        let report = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(report?["state"] as? String, "idle")
+        XCTAssertEqual(report?["default_pin"] as? Bool, true, "the factory PIN is flagged")
+        let deviceID = try XCTUnwrap(report?["device_id"] as? String)
+        XCTAssertNotNil(UUID(uuidString: deviceID))
+
+        XCTAssertEqual(try daemon.kioskcam(["start"]).status, 0)
+        XCTAssertNotEqual(try daemon.kioskcam(["start"]).status, 0, "a second start is refused (already recording)")
+        Thread.sleep(forTimeInterval: 2)
+        let stop = try daemon.kioskcam(["stop"])
+        XCTAssertEqual(stop.status, 0, stop.stderr)
+
+        let still = try daemon.kioskcam(["snapshot"])
+        XCTAssertEqual(still.status, 0, still.stderr)
+
+        // A recording in progress when SIGTERM arrives is finished and kept.
+        XCTAssertEqual(try daemon.kioskcam(["start"]).status, 0)
+        Thread.sleep(forTimeInterval: 1.5)
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.wait(), 0, daemon.logText())
+
+        let files = daemon.folder.files().filter { !$0.contains(".incoming") }
+        let videos = files.filter { $0.hasSuffix(".mp4") }
+        XCTAssertEqual(videos.count, 2, "\(files)")
+        for video in videos {
+            let probe = try FFprobe.probe(daemon.folder.path + "/" + video)
+            XCTAssertEqual(probe.video?.codec_name, "h264")
+            XCTAssertEqual(probe.audio?.codec_name, "aac")
+            XCTAssertGreaterThan(probe.format.durationSeconds, 1.0)
+        }
+        XCTAssertEqual(files.filter { $0.hasSuffix(".jpg") && $0.contains("/photo/") }.count, 1, "\(files)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: daemon.folder.path + "/control.sock"), "the socket is removed")
+        // The identity survives a restart (and a reinstall of the binary).
+        XCTAssertEqual(try String(contentsOfFile: daemon.folder.path + "/state/device-id", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines), deviceID)
+    }
+
+    func testMetricsScreenshotAndReload() throws {
+        let daemon = try startDaemon()
+        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        let metrics = daemon.folder.path + "/metrics/kioskcam.prom"
+        XCTAssertTrue(waitFor(5) { FileManager.default.fileExists(atPath: metrics) })
+        let text = try String(contentsOfFile: metrics, encoding: .utf8)
+        XCTAssertTrue(text.contains("# TYPE"), text)
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            XCTAssertNotNil(line.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.eE+-]+$"#, options: .regularExpression),
+                            "not exposition format: \(line)")
+        }
+
+        let png = daemon.folder.path + "/screen.png"
+        let shot = try daemon.kioskcam(["screenshot", "-o", png])
+        XCTAssertEqual(shot.status, 0, shot.stderr)
+        XCTAssertEqual(try FFprobe.probe(png, countFrames: false).video?.codec_name, "png")
+
+        // SIGHUP: a changed retention applies now; a changed camera needs a restart.
+        var config = try String(contentsOfFile: daemon.config, encoding: .utf8)
+        config = config.replacingOccurrences(of: "[storage]\n", with: "[storage]\nretention_days = 7\n")
+            .replacingOccurrences(of: "size = \"320x240\"", with: "size = \"640x480\"")
+        try config.write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        XCTAssertTrue(waitFor(5) { daemon.logText().contains("configuration reloaded") }, daemon.logText())
+        XCTAssertTrue(daemon.logText().contains("[storage] applied now"), daemon.logText())
+        XCTAssertTrue(daemon.logText().contains("[camera] changed but need a restart"), daemon.logText())
+
+        // A broken file on reload keeps the running configuration.
+        try "[storage]\nretention_days = -3\n".write(toFile: daemon.config, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        XCTAssertTrue(waitFor(5) { daemon.logText().contains("keeping the configuration in effect") }, daemon.logText())
+        XCTAssertTrue(daemon.process.isRunning)
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.wait(), 0, daemon.logText())
+    }
+
+    /// SPEC §2 for the daemon: `kill -9` while recording, then a restart salvages the file.
+    func testKillDuringRecordingThenRestartSalvages() throws {
+        let folder = TemporaryDirectory()
+        let first = try startDaemon(in: folder)
+        XCTAssertEqual(try first.kioskcam(["start"]).status, 0)
+        Thread.sleep(forTimeInterval: 4)
+        first.signal(SIGKILL)
+        _ = first.wait()
+        XCTAssertTrue(folder.files().contains { $0.hasSuffix(".part") }, "a torn temp file is left: \(folder.files())")
+
+        let second = try startDaemon(in: folder)
+        defer { if second.process.isRunning { second.signal(SIGKILL) } }
+        XCTAssertTrue(second.logText().contains("recovered"), second.logText())
+        second.signal(SIGTERM)
+        XCTAssertEqual(second.wait(), 0)
+        let videos = folder.files().filter { $0.hasSuffix(".mp4") && !$0.contains(".incoming") }
+        XCTAssertEqual(videos.count, 1, "\(folder.files())")
+        let probe = try FFprobe.probe(folder.path + "/" + (try XCTUnwrap(videos.first)))
+        XCTAssertGreaterThan(probe.format.durationSeconds, 2.0, "at most the last couple of seconds are lost")
+    }
+
+    func testClientSaysWhenTheDaemonIsNotRunning() throws {
+        let folder = TemporaryDirectory()
+        let config = folder.path + "/kioskcam.toml"
+        try "[control]\nsocket = \"\(folder.path)/control.sock\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try Tool.run(binary, ["status", "--config", config], allowFailure: true)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("not running"), result.stderr)
+    }
+}
