@@ -47,6 +47,10 @@ public final class InteractionLoop: @unchecked Sendable {
     private var nextPreview: MonotonicInstant
     private let previewInterval: Int64
     private var lastPage: ScreenPage?
+    /// A start or stop sent to the recorder and not yet answered: buttons count it as
+    /// starting/stopping, so two quick presses never make a double toggle.
+    private var commandInFlight: RecordingState?
+    private var nextTouchRescan: MonotonicInstant?
 
     private enum Message {
         case recordingState(RecordingState)
@@ -54,6 +58,8 @@ public final class InteractionLoop: @unchecked Sendable {
         case pinChecked(PinCheckResult)
         case failure
         case lockNow
+        /// A recorder command finished (or failed): the recorder's own state rules again.
+        case commandDone
     }
 
     /// Opens the screen (falling back to a file-backed one, and saying so), the touch
@@ -89,7 +95,7 @@ public final class InteractionLoop: @unchecked Sendable {
             var controller = ScreenController(settings: configuration.lock, layout: renderer.layout, now: now,
                                               startLocked: configuration.lock.startLocked)
             var status = ScreenStatus()
-            status.defaultPinWarning = (try? pinStore.status().isDefault) ?? false
+            status.defaultPinWarning = (try? pinStore.isDefault()) ?? false
             _ = controller.update(status: status)
             self.controller = controller
         }
@@ -124,7 +130,7 @@ public final class InteractionLoop: @unchecked Sendable {
         screen.freeBytes = status.freeBytes
         screen.cameraState = status.cameraState
         screen.deviceName = status.cameraName
-        screen.defaultPinWarning = (try? pinStore.status().isDefault) ?? false
+        screen.defaultPinWarning = (try? pinStore.isDefault()) ?? false
         post(.status(screen))
     }
 
@@ -184,6 +190,7 @@ public final class InteractionLoop: @unchecked Sendable {
         if let d = touch?.nextDeadline { deadlines.append(d) }
         if let d = controller?.nextDeadline { deadlines.append(d) }
         if let d = buttonRetryAt { deadlines.append(d) }
+        if let d = nextTouchRescan { deadlines.append(d) }
         if renderer != nil, controller?.model.page == .live { deadlines.append(nextPreview) }
         return deadlines.min()!
     }
@@ -229,13 +236,23 @@ public final class InteractionLoop: @unchecked Sendable {
             showLED(now: now)
         case .lockNow:
             apply(controller?.lockNow(now: now))
+        case .commandDone:
+            commandInFlight = nil
+            // A start that failed never changes state: tell the screen, so its record
+            // button does not wait out its fallback.
+            let state = appliance.recordingState
+            if state != recordingState {
+                recordingState = state
+            }
+            apply(controller?.recordingChanged(state))
+            showLED(now: now)
         }
     }
 
     private func handle(_ event: ButtonEvent) {
         appliance.publish(.button(event.description))
         logger.info("\(event)")
-        switch ButtonGate.decide(event.action, state: appliance.recordingState) {
+        switch ButtonGate.decide(event.action, state: commandInFlight ?? appliance.recordingState) {
         case .ignored(let reason):
             logger.info("button \(event.button): \(reason)")
         case .run(let command):
@@ -246,7 +263,13 @@ public final class InteractionLoop: @unchecked Sendable {
     private func run(_ command: ButtonCommand) {
         let appliance = appliance
         let logger = logger
-        commandQueue.async {
+        switch command {
+        case .startRecording: commandInFlight = .starting
+        case .stopRecording: commandInFlight = .stopping
+        case .takeSnapshot: break
+        }
+        commandQueue.async { [weak self] in
+            defer { self?.post(.commandDone) }
             do {
                 switch command {
                 case .startRecording(audioOnly: false): try appliance.startRecording()
@@ -277,6 +300,12 @@ public final class InteractionLoop: @unchecked Sendable {
             openButtons(now: now)
         }
         for event in touch?.expire(now: now) ?? [] { handle(event) }
+        if let touch, touch.needsPeriodicRescan {
+            if nextTouchRescan.map({ now >= $0 }) ?? true {
+                nextTouchRescan = now.advanced(byNanoseconds: 5_000_000_000)
+                for notice in touch.rescan() { logger.notice("\(notice)") }
+            }
+        }
         apply(controller?.tick(now: now))
         showLED(now: now)
         if let renderer, controller?.model.page == .live, now >= nextPreview {
@@ -307,7 +336,8 @@ public final class InteractionLoop: @unchecked Sendable {
                     do {
                         result = try store.verify(pin)
                     } catch {
-                        result = .unavailable(reason: "\(error)")
+                        self?.logger.error("PIN check failed: \(error)")
+                        result = .unavailable(reason: "see the log")
                     }
                     self?.post(.pinChecked(result))
                 }

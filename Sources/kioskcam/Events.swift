@@ -1,19 +1,22 @@
 import ArgumentParser
 import Foundation
 import KioskCore
+import KioskGPIO
 import KioskInput
 import KioskSources
 
 /// `kioskcam events`: prints decoded input events as they arrive, for a person wiring a
-/// board to see what the touch screen sends.
+/// board to see what the touch screen and the GPIO buttons send.
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print touch events as they arrive (Ctrl-C to stop).",
+        abstract: "Print touch and GPIO button events as they arrive (Ctrl-C to stop).",
         discussion: """
         Each line is the time in seconds since the command started, the device and the event \
         in logical screen pixels, e.g. `12.345 /dev/input/event3 touch press 400 240 slot 0`. \
         Without --device the touch screens are found by what they can do; the devices passed \
-        over are listed with the reason. Devices plugged in later are picked up.
+        over are listed with the reason. Devices plugged in later are picked up. Button presses \
+        from [buttons] print as e.g. `3.210 gpio record button: short press → record`; stop the \
+        daemon first (it holds the lines).
         """
     )
 
@@ -42,12 +45,12 @@ struct Events: ParsableCommand {
                 try Self.requireTouchscreen(device)
             }
             if let rotation { try configuration.override("touch.rotation", .integer(Int64(rotation)), origin: "--rotation") }
-            if configuration.touch.device == .none {
-                throw CLIError("touch.device is \"none\" in the configuration; give --device PATH to read a device anyway", exitCode: 64)
+            if configuration.touch.device == .none, case .disabled = configuration.buttons.chip {
+                throw CLIError("touch.device and buttons.chip are \"none\" in the configuration; give --device PATH to read a touch device anyway", exitCode: 64)
             }
             var logical = ScreenSize(width: size.width, height: size.height)
             if screen == nil, configuration.touch.rotation?.swapsAxes == true { logical = logical.swapped }
-            try watch(configuration.touch, screen: logical)
+            try watch(configuration.touch, buttons: configuration.buttons, screen: logical)
         }
     }
 
@@ -63,8 +66,16 @@ struct Events: ParsableCommand {
         }
     }
 
-    func watch(_ settings: Configuration.Touch, screen: ScreenSize) throws {
+    func watch(_ settings: Configuration.Touch, buttons buttonSettings: Configuration.Buttons, screen: ScreenSize) throws {
         let start = SystemClock().now()
+        // The GPIO buttons print beside the touches: one place to see everything arrive.
+        var buttons: ButtonPanel?
+        do {
+            buttons = try ButtonPanel.open(buttonSettings, now: start)
+            Self.printLine(buttons.map { "buttons: \($0.summary)" } ?? "buttons: none configured (buttons.chip)")
+        } catch {
+            Self.printLine("buttons: \(error)")
+        }
         let seconds = { (time: MonotonicInstant) in String(format: "%.3f", time.seconds(since: start)) }
         let panel = TouchPanel(settings: settings, screen: screen)
         defer { panel.close() }
@@ -84,15 +95,29 @@ struct Events: ParsableCommand {
                 nextRescan = SystemClock().now().advanced(byNanoseconds: 2_000_000_000)
             }
             var fds = panel.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let buttonFDs = buttons?.fileDescriptors ?? []
+            fds += buttonFDs.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             var timeout: Int32 = 200   // also how quickly Ctrl-C is noticed
-            if let deadline = panel.nextDeadline {
+            let now = SystemClock().now()
+            if let deadline = [panel.nextDeadline, buttons?.nextDeadline(after: now)].compactMap({ $0 }).min() {
                 let remaining = deadline.nanoseconds(since: SystemClock().now()) / 1_000_000
                 timeout = Int32(max(0, min(Int64(timeout), remaining + 1)))
             }
             let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0, errno != EINTR { throw CLIError("poll failed: \(String(cString: strerror(errno)))") }
             for entry in fds where entry.revents != 0 {
+                if let buttons, buttonFDs.contains(entry.fd) {
+                    for event in try buttonEvents({ try buttons.handleReadable(fd: entry.fd) }) {
+                        Self.printLine("\(seconds(event.time)) gpio \(event)")
+                    }
+                    continue
+                }
                 for event in panel.handleReadable(fd: entry.fd) { Self.printLine("\(seconds(event.time)) \(event.device) \(event)") }
+            }
+            if let buttons {
+                for event in try buttonEvents({ try buttons.tick(now: SystemClock().now()) }) {
+                    Self.printLine("\(seconds(event.time)) gpio \(event)")
+                }
             }
             for event in panel.expire(now: SystemClock().now()) {
                 Self.printLine("\(seconds(event.time)) \(event.device) \(event) (no release from the device)")
@@ -100,7 +125,15 @@ struct Events: ParsableCommand {
         }
     }
 
-    /// Every line this command prints goes through here (GPIO button events will too).
+    private func buttonEvents(_ read: () throws -> [ButtonEvent]) throws -> [ButtonEvent] {
+        do {
+            return try read()
+        } catch {
+            throw CLIError("buttons: \(error)")
+        }
+    }
+
+    /// Every line this command prints goes through here.
     static func printLine(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }

@@ -1,6 +1,0 @@
-import XCTest
-@testable import KioskAppliance
-
-final class KioskAppliancePlaceholderTests: XCTestCase {
-    func testModuleLinks() { XCTAssertTrue(true) }
-}
