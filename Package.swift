@@ -128,7 +128,8 @@ let package = Package(
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(
             name: "KioskApplianceTests",
-            dependencies: ["KioskAppliance", "KioskCore", "KioskTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KioskAppliance", "KioskCore", "KioskInput", "KioskControl", "KioskTestSupport",
+                           .product(name: "Logging", package: "swift-log")]
         ),
         /// End-to-end: runs the built `kioskcam` binary (swift test builds it first).
         .testTarget(name: "kioskcamTests", dependencies: ["KioskCore", "KioskTestSupport", "kioskcam"]),
