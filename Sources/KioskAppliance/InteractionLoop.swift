@@ -286,7 +286,14 @@ public final class InteractionLoop: @unchecked Sendable {
 
     private func handle(_ event: TouchEvent) {
         appliance.publish(.touch(event))
-        apply(controller?.touch(event))
+        let effects = controller?.touch(event)
+        apply(effects)
+        // SPEC §5's promise, measured where it matters: from the kernel's timestamp of the
+        // release to the new picture in the framebuffer (the redraw runs first in `apply`).
+        if event.phase == .release, effects?.contains(.redraw) == true {
+            let milliseconds = Double(clock.now().nanoseconds(since: event.time)) / 1e6
+            logger.info("touch release at \(event.point) drawn \(String(format: "%.1f", milliseconds)) ms after the kernel event")
+        }
     }
 
     private func timers(now: MonotonicInstant) {
