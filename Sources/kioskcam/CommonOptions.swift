@@ -98,14 +98,22 @@ final class BootstrapFlag: @unchecked Sendable {
 func runReportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let error as CLIError {
-        FileHandle.standardError.write(Data("kioskcam: error: \(error.message)\n".utf8))
-        throw ExitCode(error.exitCode)
-    } catch let error as ExitCode {
-        throw error
     } catch {
+        throw reported(error)
+    }
+}
+
+/// Prints an error as one line and turns it into the exit status to leave with.
+private func reported(_ error: Error) -> ExitCode {
+    switch error {
+    case let error as CLIError:
+        FileHandle.standardError.write(Data("kioskcam: error: \(error.message)\n".utf8))
+        return ExitCode(error.exitCode)
+    case let error as ExitCode:
+        return error
+    default:
         FileHandle.standardError.write(Data("kioskcam: error: \(error)\n".utf8))
-        throw ExitCode(1)
+        return ExitCode(1)
     }
 }
 
@@ -113,13 +121,7 @@ func runReportingErrors(_ body: () throws -> Void) throws {
 func runReportingErrorsAsync(_ body: () async throws -> Void) async throws {
     do {
         try await body()
-    } catch let error as CLIError {
-        FileHandle.standardError.write(Data("kioskcam: error: \(error.message)\n".utf8))
-        throw ExitCode(error.exitCode)
-    } catch let error as ExitCode {
-        throw error
     } catch {
-        FileHandle.standardError.write(Data("kioskcam: error: \(error)\n".utf8))
-        throw ExitCode(1)
+        throw reported(error)
     }
 }
