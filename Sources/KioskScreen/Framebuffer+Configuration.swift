@@ -29,7 +29,7 @@ extension Framebuffer {
         case .file(let path):
             return try createFile(path: path, size: screen.virtualSize, format: .xrgb8888)
         case .memory:
-            log("screen: drawing into memory only (screen.framebuffer = \"memory\")")
+            log("drawing into memory only (screen.framebuffer = \"memory\")")
             return memory(size: screen.virtualSize, format: .xrgb8888)
         case .automatic:
             if access(automaticDevice, F_OK) == 0 {
@@ -41,7 +41,7 @@ extension Framebuffer {
                 if !folder.isEmpty, access(folder, F_OK) != 0 { mkdir(folder, 0o755) }
                 do throws(ScreenError) {
                     let framebuffer = try createFile(path: path, size: screen.virtualSize, format: .xrgb8888)
-                    log("screen: no \(automaticDevice); drawing \(screen.virtualSize) into the file-backed framebuffer \(path) (`kioskcam screenshot` shows it)")
+                    log("no \(automaticDevice); drawing \(screen.virtualSize) into the file-backed framebuffer \(path) (`kioskcam screenshot` shows it)")
                     return framebuffer
                 } catch {
                     lastError = error

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import KioskCore
 @testable import KioskScreen
 import KioskTestSupport
@@ -36,13 +37,28 @@ final class FramebufferHILTests: XCTestCase {
         print("framebuffer: \(framebuffer)")
     }
 
+    /// Seconds since the test started, printed at each step: the guest runs a debug
+    /// build under TCG, and a slow step should be visible in the log.
+    private var started = DispatchTime.now().uptimeNanoseconds
+    private func step(_ what: String) {
+        print(String(format: "step %.1f s: %@", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9, what))
+        fflush(nil)  // every stream: stdout is buffered when it is a file
+    }
+
     func testLiveAndPinScreensReadBackThroughKioskcamScreenshot() throws {
+        started = DispatchTime.now().uptimeNanoseconds
         let framebuffer = try Framebuffer.device(path: path)
         defer { framebuffer.close() }
         let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
-        try renderer.updatePreview(ScreenScenes.testPatternFrame(.nv12))
+        step("opened \(framebuffer)")
+        let frame = ScreenScenes.testPatternFrame(.nv12)
+        step("test pattern drawn")
+        try renderer.updatePreview(frame)
+        step("preview scaled")
         renderer.render(ScreenScenes.liveModel())
+        step("live screen rendered")
         try checkScreenshot(renderer, name: "live")
+        step("live screen read back")
 
         // Digits one by one: each render copies only what changed, and the panel matches.
         var model = ScreenScenes.pinModel()
@@ -57,8 +73,10 @@ final class FramebufferHILTests: XCTestCase {
             XCTAssertGreaterThan(pixels, 0)
             XCTAssertLessThan(pixels, renderer.size.width * renderer.size.height / 10, "digit \(digits): \(damage)")
         }
+        step("PIN digits rendered")
         renderer.render(ScreenScenes.pinModel())
         try checkScreenshot(renderer, name: "pin")
+        step("PIN screen read back")
 
         // Blank: black on the panel whether or not the driver can power it down (vfb cannot).
         renderer.render(ScreenScenes.blankModel())
@@ -79,13 +97,35 @@ final class FramebufferHILTests: XCTestCase {
         renderer.render(ScreenScenes.pinModel())
     }
 
+    /// Runs a program with posix_spawn and waits for it, its output into `log`.
+    /// Not Foundation's `Process`: in the guest it cannot make the CFSocket pair its run
+    /// loop wants, and hangs waiting for the child.
+    private func spawn(_ program: String, _ arguments: [String], log: String) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let result = posix_spawn(&pid, program, &actions, nil, argv, environ)
+        guard result == 0 else { throw XCTSkip("cannot run \(program): \(String(cString: strerror(result)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS, which Swift does not import.
+        return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+
     /// `kioskcam screenshot` of the device, from another process, equals the render.
     private func checkScreenshot(_ renderer: ScreenRenderer, name: String) throws {
         let config = folder.path + "/kioskcam.toml"
         try Data().write(to: URL(fileURLWithPath: config))
         let output = folder.path + "/\(name).png"
-        let result = try Tool.run(Package.kioskcamBinary, ["screenshot", "--config", config, "--framebuffer", path, "-o", output])
-        XCTAssertEqual(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), output)
+        let status = try spawn(Package.kioskcamBinary, ["screenshot", "--config", config, "--framebuffer", path, "-o", output],
+                               log: folder.path + "/\(name)-screenshot.log")
+        XCTAssertEqual(status, 0, (try? String(contentsOfFile: folder.path + "/\(name)-screenshot.log", encoding: .utf8)) ?? "")
+        step("kioskcam screenshot ran")
         // Both PNGs come from the same encoder, so equal pixels give equal bytes; comparing
         // bytes keeps this quick in the guest, where a debug build runs under TCG.
         let fromScreenshot = try Data(contentsOf: URL(fileURLWithPath: output))

@@ -67,10 +67,12 @@ layout_from_fbset() {
 }
 
 run_class() {  # LABEL EXPECT
-    local label=$1 expect=$2 out=$WORK/xctest-$1.log rc summary
+    # The log goes straight to the shared results folder, so a timeout still leaves it.
+    local label=$1 expect=$2 out=$HIL_RESULTS/xctest-$1.log rc summary started=$SECONDS
     (cd "$WORK" && env KIOSKCAM_HIL_FB=$FB KIOSKCAM_HIL_FB_EXPECT="$expect" HIL_RESULTS="$HIL_RESULTS" \
         "$XCTEST" KioskScreenTests.FramebufferHILTests) >"$out" 2>&1
     rc=$?
+    hil_log "FramebufferHILTests at $label took $((SECONDS - started)) s"
     summary=$(grep -E "Executed [0-9]+ tests" "$out" | tail -n 1 | sed 's/^[[:space:]]*//')
     if ((rc == 0)) && [[ $summary == *"Executed"* && $summary != *"skipped"* ]]; then
         hil_pass "FramebufferHILTests at $label: $summary"
