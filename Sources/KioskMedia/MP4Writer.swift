@@ -96,10 +96,11 @@ public final class MP4Writer {
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
         // empty_moov + fragments: the file is playable up to its last complete fragment.
+        // use_metadata_tags keeps our own keys (the device id) instead of dropping them.
         if settings.video != nil {
-            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
+            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof+use_metadata_tags", 0)
         } else {
-            av_dict_set(&options, "movflags", "+empty_moov+default_base_moof", 0)
+            av_dict_set(&options, "movflags", "+empty_moov+default_base_moof+use_metadata_tags", 0)
             av_dict_set(&options, "frag_duration", "1000000", 0)
         }
         try check(avformat_write_header(context, &options), .muxer, "write MP4 header", path: settings.path)

@@ -120,6 +120,11 @@ final class DaemonTests: XCTestCase {
             XCTAssertEqual(probe.audio?.codec_name, "aac")
             XCTAssertGreaterThan(probe.format.durationSeconds, 1.0)
         }
+        // Each recording names the device it came from and when it started.
+        let tags = try Tool.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format_tags", "-of", "compact",
+                                                     daemon.folder.path + "/" + videos[0]]).stdout
+        XCTAssertTrue(tags.contains("device_id=\(deviceID)"), tags)
+        XCTAssertTrue(tags.contains("creation_time="), tags)
         XCTAssertEqual(files.filter { $0.hasSuffix(".jpg") && $0.contains("/photo/") }.count, 1, "\(files)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: daemon.folder.path + "/control.sock"), "the socket is removed")
         // The identity survives a restart (and a reinstall of the binary).
