@@ -20,8 +20,22 @@ struct RecordingService: Service {
 struct CaptureService: Service {
     let appliance: Appliance
 
+    /// A camera that cannot start (busy, gone) is logged and tried again every 5 s; the
+    /// rest of the appliance keeps running meanwhile.
     func run() async throws {
-        try appliance.startSources()
+        var lastError: String?
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            do {
+                try appliance.startSources()
+                if lastError != nil { appliance.logger.notice("capture started") }
+                break
+            } catch {
+                let message = "\(error)"
+                if message != lastError { appliance.logger.error("capture did not start: \(message); trying again every 5 s") }
+                lastError = message
+                try? await Task.sleep(for: .seconds(5))
+            }
+        }
         try? await gracefulShutdown()
         appliance.logger.info("stopping capture")
         appliance.stopSources()
