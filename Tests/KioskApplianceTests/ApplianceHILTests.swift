@@ -1,0 +1,617 @@
+import Foundation
+import Glibc
+import KioskControl
+import KioskCore
+import KioskInput
+import KioskTestSupport
+import XCTest
+
+/// The whole appliance — `kioskcam run` — with every device class at once, each a real
+/// kernel driver in the HIL guest: vivid (camera), snd-aloop (microphone), gpio-sim
+/// (record and snapshot buttons, status LED), uinput + evdev (touch screen) and vfb
+/// (screen). It is driven as a person and a maintainer would: taps on the PIN pad,
+/// GPIO presses, the control socket and SIGTERM; and checked through what they would
+/// see: the screen (screenshots), the LED, `kioskcam status`, the library and the
+/// metrics file.
+///
+/// scripts/hil/scenarios/appliance.sh sets the devices up and runs this class with
+/// KIOSKCAM_HIL_APPLIANCE=1 and:
+///   KIOSKCAM_HIL_GPIO_CHIP        gpio-sim chip, e.g. gpiochip0 (line 0 record, 1 snapshot, 2 LED)
+///   KIOSKCAM_HIL_GPIO_SIM         its sysfs folder, /sys/devices/platform/gpio-sim.0/gpiochip0
+///   KIOSKCAM_HIL_CAMERA           /dev/video0
+///   KIOSKCAM_HIL_MIC              the ALSA capture side of the loopback, hw:Loopback,1,0
+///   KIOSKCAM_HIL_FB               /dev/fb0, set to 800x480
+///   KIOSKCAM_HIL_APPLIANCE_WORK   a folder for the config, the daemon log, the library,
+///                                 the screenshots and the metrics (kept for a person)
+/// Skipped elsewhere.
+final class ApplianceHILTests: XCTestCase {
+    private var environment: [String: String] { ProcessInfo.processInfo.environment }
+    private let screen = ScreenSize(width: 800, height: 480)
+    /// Where the daemon draws each key and button on the 800x480 vfb (no rotation).
+    private let layout = ScreenLayout(size: ScreenSize(width: 800, height: 480))
+
+    // Timings the config sets: short enough for the guest, long enough that a step between
+    // two touches never races a timer. Under TCG, with the daemon capturing, one
+    // `kioskcam screenshot` plus its decoding takes several seconds.
+    private let idleSeconds = 20
+    private let blankSeconds = 25
+
+    override func setUpWithError() throws {
+        guard environment["KIOSKCAM_HIL_APPLIANCE"] == "1" else {
+            throw XCTSkip("needs vivid, snd-aloop, gpio-sim, uinput and vfb: set KIOSKCAM_HIL_APPLIANCE=1 (the HIL guest does, scripts/hil/scenarios/appliance.sh)")
+        }
+    }
+
+    // MARK: The appliance
+
+    /// `kioskcam run` as a child process, with everything it writes under `work`.
+    private final class Daemon {
+        let work: String
+        let config: String
+        let log: String
+        let process = Process()
+
+        init(work: String, config: String) {
+            self.work = work
+            self.config = config
+            log = work + "/daemon.log"
+        }
+
+        var media: String { work + "/media" }
+        var socket: String { work + "/control.sock" }
+        var metrics: String { work + "/metrics/kioskcam.prom" }
+
+        func start() throws {
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+            process.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
+            process.arguments = ["run", "--config", config]
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            process.standardOutput = handle
+            process.standardError = handle
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+        /// The screen pages in the order the daemon logged them ("screen: pin" …).
+        func pages() -> [String] {
+            logText().split(separator: "\n").compactMap { line in
+                for page in ["pin", "live", "blank"] where line.hasSuffix("screen: \(page)") { return page }
+                return nil
+            }
+        }
+
+        func kioskcam(_ arguments: [String]) throws -> Tool.Output {
+            try Tool.run(Package.kioskcamBinary, arguments + ["--config", config], allowFailure: true)
+        }
+
+        /// The daemon's status through the control socket, in this process (polling with
+        /// the CLI would start a process every time, seconds each under TCG).
+        func socketStatus() -> [String: JSONValue] {
+            let client = ControlClient(socketPath: socket, group: nil, timeoutSeconds: 30)
+            return (try? client.send(.status))?.result ?? [:]
+        }
+
+        /// `kioskcam status --json`, parsed; nil when it fails.
+        func status() -> [String: Any]? {
+            guard let out = try? kioskcam(["status", "--json"]), out.status == 0 else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(out.stdout.utf8))) as? [String: Any]
+        }
+
+        /// Waits for the process to end; its exit status, or nil if it is still running.
+        func wait(timeout: Double) -> Int32? {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            return process.isRunning ? nil : process.terminationStatus
+        }
+    }
+
+    // MARK: Helpers
+
+    private var started = Date()
+
+    /// A progress line the scenario echoes (so a slow step shows where the time went).
+    private func note(_ text: String) {
+        let line = String(format: "HIL: appliance %6.1f s: ", Date().timeIntervalSince(started)) + text + "\n"
+        FileHandle.standardOutput.write(Data(line.utf8))
+    }
+
+    private func waitFor(_ seconds: Double, interval: Double = 0.1, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: interval)
+        }
+        return condition()
+    }
+
+    /// Waits for the daemon to log a change to `page` after its first `count` page changes.
+    private func waitForPage(_ daemon: Daemon, _ page: String, after count: Int, seconds: Double) -> Bool {
+        waitFor(seconds) { daemon.pages().dropFirst(count).contains(page) }
+    }
+
+    /// Writes "pull-up" (released: the buttons are active low) or "pull-down" (pressed)
+    /// to a gpio-sim line.
+    private func setPull(_ offset: Int, pressed: Bool) throws {
+        let path = "\(try requireEnvironment("KIOSKCAM_HIL_GPIO_SIM"))/sim_gpio\(offset)/pull"
+        try (pressed ? "pull-down" : "pull-up").write(toFile: path, atomically: false, encoding: .utf8)
+    }
+
+    /// A press as a finger makes it: down for 300 ms (well past the 30 ms debounce), then up.
+    private func pressButton(_ offset: Int) throws {
+        try setPull(offset, pressed: true)
+        Thread.sleep(forTimeInterval: 0.3)
+        try setPull(offset, pressed: false)
+    }
+
+    /// The level gpio-sim sees on an output line ("0" or "1").
+    private func lineValue(_ offset: Int) -> String {
+        let path = "\(environment["KIOSKCAM_HIL_GPIO_SIM"] ?? "")/sim_gpio\(offset)/value"
+        return ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func requireEnvironment(_ name: String) throws -> String {
+        guard let value = environment[name], !value.isEmpty else {
+            throw XCTSkip("\(name) is not set (scripts/hil/scenarios/appliance.sh sets it)")
+        }
+        return value
+    }
+
+    /// The centre of a PIN key, in logical pixels (= device units: the touch screen's
+    /// axes are 0…799 and 0…479, so they map 1:1).
+    private func centre(of key: PinKey) -> ScreenPoint {
+        let rect = layout.pinKeys.first { $0.key == key }!.rect
+        return ScreenPoint(x: rect.x + rect.width / 2, y: rect.y + rect.height / 2)
+    }
+
+    private func tap(_ touch: UInputTouchscreen, _ point: ScreenPoint) throws {
+        try touch.press(x: Int32(point.x), y: Int32(point.y))
+        Thread.sleep(forTimeInterval: 0.05)
+        try touch.release()
+        Thread.sleep(forTimeInterval: 0.1)
+    }
+
+    /// Types a PIN on the pad, waking the panel first if it went dark meanwhile (as a
+    /// person would: the waking touch presses nothing).
+    private func enter(_ pin: String, on touch: UInputTouchscreen, daemon: Daemon) throws {
+        if daemon.pages().last == "blank" {
+            note("the panel went dark before the PIN was typed: waking it first")
+            let count = daemon.pages().count
+            try tap(touch, ScreenPoint(x: 20, y: screen.height / 2))
+            check(waitForPage(daemon, "pin", after: count, seconds: 10), "a tap wakes the panel before typing a PIN", "\(daemon.pages())")
+        }
+        for digit in pin {
+            try tap(touch, centre(of: .digit(Int(String(digit))!)))
+        }
+    }
+
+    // MARK: Screenshots
+
+    /// A screenshot decoded to RGB (by ffmpeg, from the PNG `kioskcam screenshot` wrote).
+    struct Picture {
+        let width: Int
+        let height: Int
+        let rgb: [UInt8]
+
+        func pixel(_ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
+            let i = (y * width + x) * 3
+            return (Int(rgb[i]), Int(rgb[i + 1]), Int(rgb[i + 2]))
+        }
+
+        static func distance(_ a: (r: Int, g: Int, b: Int), _ b: (r: Int, g: Int, b: Int)) -> Int {
+            abs(a.r - b.r) + abs(a.g - b.g) + abs(a.b - b.b)
+        }
+
+        /// How many different colours `rect` holds (a live camera picture has many).
+        func colourCount(in rect: ScreenRect) -> Int {
+            var seen = Set<Int>()
+            for y in stride(from: rect.y, to: rect.maxY, by: 2) {
+                for x in stride(from: rect.x, to: rect.maxX, by: 2) {
+                    let p = pixel(x, y)
+                    seen.insert(p.r << 16 | p.g << 8 | p.b)
+                }
+            }
+            return seen.count
+        }
+
+        /// Pixels in `rect` far from `reference` (text drawn on a plain background).
+        func pixelsDiffering(in rect: ScreenRect, from reference: (r: Int, g: Int, b: Int)) -> Int {
+            var count = 0
+            for y in rect.y..<rect.maxY {
+                for x in rect.x..<rect.maxX where Self.distance(pixel(x, y), reference) > 60 { count += 1 }
+            }
+            return count
+        }
+
+        /// Pixels that differ between two pictures inside `rect`.
+        func pixelsDiffering(in rect: ScreenRect, from other: Picture) -> Int {
+            var count = 0
+            for y in rect.y..<rect.maxY {
+                for x in rect.x..<rect.maxX where Self.distance(pixel(x, y), other.pixel(x, y)) > 30 { count += 1 }
+            }
+            return count
+        }
+
+        var brightest: Int { Int(rgb.max() ?? 0) }
+
+        /// The share of `rect` (sampled every other pixel) whose colour is strong:
+        /// its largest and smallest channels differ by more than 100.
+        func saturatedFraction(in rect: ScreenRect) -> Double {
+            var strong = 0, all = 0
+            for y in stride(from: rect.y, to: rect.maxY, by: 2) {
+                for x in stride(from: rect.x, to: rect.maxX, by: 2) {
+                    let p = pixel(x, y)
+                    if max(p.r, p.g, p.b) - min(p.r, p.g, p.b) > 100 { strong += 1 }
+                    all += 1
+                }
+            }
+            return all == 0 ? 0 : Double(strong) / Double(all)
+        }
+    }
+
+    // MARK: Checks
+
+    /// One check: an XCTest assertion, and a "CHECK PASS:"/"CHECK FAIL:" line the
+    /// scenario turns into its own PASS/FAIL lines, so the console lists every check.
+    @discardableResult
+    private func check(_ ok: Bool, _ what: String, _ detail: @autoclosure () -> String = "",
+                       file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        let output: String
+        if ok {
+            output = "CHECK PASS: \(what)\n"
+        } else {
+            let why = detail()
+            output = "CHECK FAIL: \(what)\(why.isEmpty ? "" : " — " + why.replacingOccurrences(of: "\n", with: " | ").suffix(600))\n"
+            XCTFail(why.isEmpty ? what : "\(what): \(why)", file: file, line: line)
+        }
+        FileHandle.standardOutput.write(Data(output.utf8))
+        return ok
+    }
+
+    /// `kioskcam screenshot` of the running daemon's screen into `work/shots/NAME.png`.
+    private func screenshot(_ daemon: Daemon, _ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> Picture? {
+        let png = "\(daemon.work)/shots/\(name).png"
+        let shot = try daemon.kioskcam(["screenshot", "-o", png])
+        guard check(shot.status == 0, "kioskcam screenshot -o \(name).png", shot.stderr, file: file, line: line) else { return nil }
+        return try decode(png, name, file: file, line: line)
+    }
+
+    /// A PNG decoded to RGB by ffmpeg.
+    private func decode(_ png: String, _ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> Picture? {
+        let raw = png + ".rgb"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        guard check(bytes.count == screen.width * screen.height * 3, "\(name).png is \(screen)", "\(bytes.count) bytes of RGB",
+                    file: file, line: line) else { return nil }
+        return Picture(width: screen.width, height: screen.height, rgb: bytes)
+    }
+
+    /// The PIN pad is drawn: every digit key has the same fill, unlike the background
+    /// beside the pad. Sampled inside each key's left edge, clear of its digit.
+    private func showsPinPad(_ picture: Picture) -> Bool {
+        let samples = (0...9).map { digit -> (r: Int, g: Int, b: Int) in
+            let rect = layout.pinKeys.first { $0.key == .digit(digit) }!.rect
+            return picture.pixel(rect.x + 12, rect.y + rect.height / 2)
+        }
+        let first = layout.pinKeys[0].rect
+        let background = picture.pixel(first.x / 2, first.y + first.height / 2)
+        return samples.allSatisfy { Picture.distance($0, samples[0]) <= 12 } && Picture.distance(samples[0], background) >= 12
+    }
+
+    /// The camera's picture is in the preview area: vivid's colour bars make a good part
+    /// of it strongly coloured, which nothing on the PIN screen is (its one coloured key,
+    /// a pressed one, covers a few percent).
+    private func showsCameraPicture(_ picture: Picture) -> Bool {
+        picture.saturatedFraction(in: layout.preview) >= 0.15
+    }
+
+    private func checkPinScreen(_ picture: Picture?, _ when: String, file: StaticString = #filePath, line: UInt = #line) {
+        guard let picture else { return }
+        check(showsPinPad(picture), "\(when): the screen shows the PIN pad", file: file, line: line)
+        check(!showsCameraPicture(picture), "\(when): no camera picture is shown while locked",
+              "\(Int(picture.saturatedFraction(in: layout.preview) * 100)) % of the preview area strongly coloured", file: file, line: line)
+    }
+
+    private func files(under folder: String) -> [String] {
+        ((FileManager.default.enumerator(atPath: folder)?.allObjects as? [String]) ?? []).sorted()
+    }
+
+    // MARK: The test
+
+    func testWholeApplianceWithEveryDeviceClass() throws {
+        let chip = try requireEnvironment("KIOSKCAM_HIL_GPIO_CHIP")
+        _ = try requireEnvironment("KIOSKCAM_HIL_GPIO_SIM")
+        let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
+        let microphone = try requireEnvironment("KIOSKCAM_HIL_MIC")
+        let framebuffer = try requireEnvironment("KIOSKCAM_HIL_FB")
+        started = Date()
+        let keep = environment["KIOSKCAM_HIL_APPLIANCE_WORK"]
+        let temporary = keep == nil ? TemporaryDirectory("kioskcam-appliance") : nil
+        let work = keep ?? temporary!.path
+        try? FileManager.default.removeItem(atPath: work)
+        for folder in ["", "/media", "/state", "/metrics", "/shots"] {
+            try FileManager.default.createDirectory(atPath: work + folder, withIntermediateDirectories: true)
+        }
+
+        let config = work + "/kioskcam.toml"
+        try """
+        [storage]
+        media_root = "\(work)/media"
+        [camera]
+        source = "\(camera)"
+        size = "320x180"
+        fps = 15
+        [microphone]
+        source = "alsa:\(microphone)"
+        sample_rate = 48000
+        channels = 1
+        [encoder]
+        preset = "ultrafast"
+        [buttons]
+        chip = "\(chip)"
+        record_line = 0
+        snapshot_line = 1
+        led_line = 2
+        active_low = true
+        bias = "pull-up"
+        [screen]
+        framebuffer = "\(framebuffer)"
+        preview_fps = 5
+        [touch]
+        device = "auto"
+        [lock]
+        idle_seconds = \(idleSeconds)
+        blank_seconds = \(blankSeconds)
+        start_locked = true
+        [control]
+        state_directory = "\(work)/state"
+        socket = "\(work)/control.sock"
+        socket_group = ""
+        metrics_file = "\(work)/metrics/kioskcam.prom"
+        metrics_interval_seconds = 1
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+
+        // Both buttons released before anything holds the lines.
+        try setPull(0, pressed: false)
+        try setPull(1, pressed: false)
+
+        // The touch screen exists before the daemon starts, so discovery finds it. Its
+        // axes span the screen's pixels, so device units are logical pixels.
+        let touch = try UInputTouchscreen(.multiTouchSlots, name: "kioskcam-hil-appliance",
+                                          xRange: AxisRange(minimum: 0, maximum: Int32(screen.width - 1)),
+                                          yRange: AxisRange(minimum: 0, maximum: Int32(screen.height - 1)))
+        defer { touch.close() }
+        let touchPath = try touch.waitForDevicePath(seconds: 10)
+
+        let daemon = Daemon(work: work, config: config)
+        try daemon.start()
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        note("started kioskcam run (pid \(daemon.process.processIdentifier))")
+
+        // --- start-up: every device is the real one --------------------------------------
+        _ = waitFor(90) { daemon.logText().contains("kioskcam is running") || !daemon.process.isRunning }
+        let startLog = daemon.logText()
+        guard check(startLog.contains("kioskcam is running"), "kioskcam run starts", String(startLog.suffix(2000))) else { return }
+        note("running")
+        for line in startLog.split(separator: "\n") where ["camera", "microphone", "buttons:", "touch:", "screen:"].contains(where: line.contains) {
+            note("log: \(line.suffix(220))")
+        }
+        check(!startLog.contains("built-in"), "no built-in stand-in for a device", String(startLog.suffix(1500)))
+        check(startLog.contains("touch: using \(touchPath)"), "the touch screen is the uinput device \(touchPath)")
+        check(startLog.contains("buttons: "), "the GPIO buttons and LED are opened on \(chip)")
+        check(!startLog.contains("running without a screen"), "the screen is \(framebuffer)")
+        check(startLog.contains("kioskcam is running: camera \(camera)") || startLog.contains("camera \(camera)"),
+              "the camera is \(camera)")
+        check(startLog.contains("Loopback"), "the microphone is the loopback (\(microphone))")
+
+        // --- locked at start: the PIN screen --------------------------------------------
+        let start = try screenshot(daemon, "01-start-pin")
+        checkPinScreen(start, "at start-up (start_locked)")
+        let firstStatus = daemon.status()
+        check(firstStatus?["state"] as? String == "idle", "kioskcam status --json: idle at start", "\(firstStatus ?? [:])")
+        check(firstStatus?["default_pin"] as? Bool == true, "kioskcam status --json flags the factory PIN")
+
+        // --- untouched, the panel goes dark; a tap wakes it to the PIN screen -----------
+        check(waitForPage(daemon, "blank", after: 0, seconds: Double(blankSeconds) + 20),
+              "the panel goes dark after blank_seconds (\(blankSeconds) s) on the PIN screen", "\(daemon.pages())")
+        if let blank = try screenshot(daemon, "02-blank") {
+            check(blank.brightest <= 8, "the blank screen is black", "brightest channel \(blank.brightest)")
+        }
+        var pageCount = daemon.pages().count
+        // On a key: the touch that wakes the panel must press nothing.
+        try tap(touch, centre(of: .digit(5)))
+        check(waitForPage(daemon, "pin", after: pageCount, seconds: 10), "a tap wakes the panel to the PIN screen", "\(daemon.pages())")
+        note("woken by a tap")
+        let woken = try screenshot(daemon, "03-woken-pin")
+        checkPinScreen(woken, "after the waking tap")
+        if let woken, let start {
+            let dots = woken.pixelsDiffering(in: layout.pinDots, from: start)
+            check(dots < 20, "the waking tap (on key 5) entered no digit: the dots are as at start-up", "\(dots) pixels differ")
+        }
+
+        // --- a wrong PIN: "Check your PIN", the entry is cleared, still locked ----------
+        pageCount = daemon.pages().count
+        try enter("9999", on: touch, daemon: daemon)
+        check(waitFor(30, interval: 0.3) { daemon.socketStatus()["pin_failures"]?.intValue == 1 },
+              "a wrong PIN (9999) is counted: status pin_failures = 1", "\(daemon.socketStatus())")
+        note("wrong PIN checked")
+        let wrong = try screenshot(daemon, "04-wrong-pin")
+        checkPinScreen(wrong, "after a wrong PIN")
+        if let wrong, let woken {
+            let background = wrong.pixel(2, layout.pinMessage.y + layout.pinMessage.height / 2)
+            let before = woken.pixelsDiffering(in: layout.pinMessage, from: background)
+            let after = wrong.pixelsDiffering(in: layout.pinMessage, from: background)
+            check(before < 20 && after > 100, "a wrong PIN shows a message under the pad",
+                  "\(before) text pixels before, \(after) after")
+            let dots = wrong.pixelsDiffering(in: layout.pinDots, from: woken)
+            check(dots < 20, "a wrong PIN clears the entry: the dots look as before any key", "\(dots) pixels differ")
+        }
+        check(daemon.pages().count == pageCount, "a wrong PIN does not unlock", "\(daemon.pages())")
+
+        // --- the right PIN unlocks ------------------------------------------------------
+        try enter("1234", on: touch, daemon: daemon)
+        check(waitForPage(daemon, "live", after: pageCount, seconds: 30), "taps on 1, 2, 3, 4 unlock to the live screen",
+              "\(daemon.pages())")
+        note("unlocked")
+        // The page changes so far, the last being "live": the idle lock comes after them.
+        let unlockedAt = daemon.pages().count
+        var live: Picture?
+        _ = waitFor(15, interval: 0.5) {
+            live = try? screenshot(daemon, "05-live")
+            return live.map(showsCameraPicture) ?? false
+        }
+        if let live {
+            check(showsCameraPicture(live), "the live screen shows the camera's picture",
+                  "\(Int(live.saturatedFraction(in: layout.preview) * 100)) % of the preview area strongly coloured")
+            check(!showsPinPad(live), "the live screen has no PIN pad")
+        }
+        check(daemon.socketStatus()["pin_failures"]?.intValue == 0, "the right PIN clears the failure count")
+
+        // --- the GPIO record button ----------------------------------------------------
+        // A tap on the picture (no button there) keeps the screen awake for idle_seconds.
+        try tap(touch, ScreenPoint(x: layout.preview.width / 2, y: layout.preview.height / 2))
+        check(lineValue(2) == "0", "the LED is off while idle", "line 2 = \(lineValue(2))")
+        try pressButton(0)
+        note("pressed the record button (line 0)")
+        check(waitFor(30, interval: 0.1) { daemon.socketStatus()["state"]?.stringValue == "recording" },
+              "the GPIO record button starts a recording", "\(daemon.socketStatus())")
+        let recordingSince = Date()
+        check(waitFor(5) { lineValue(2) == "1" }, "the LED is on while recording", "line 2 = \(lineValue(2))")
+        note("recording")
+        // Through the socket, in this process: a CLI start here would stretch the 3 s.
+        let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
+        let recordingPNG = "\(work)/shots/06-recording.png"
+        if let png = (try? client.send(.screenshot))?.result?["png_base64"]?.stringValue.flatMap({ Data(base64Encoded: $0) }) {
+            try png.write(to: URL(fileURLWithPath: recordingPNG))
+        } else {
+            check(false, "a screenshot through the control socket while recording")
+        }
+        Thread.sleep(forTimeInterval: max(0, 3 - Date().timeIntervalSince(recordingSince)))
+        check(lineValue(2) == "1", "the LED stays on while recording")
+
+        // --- stop through the socket ---------------------------------------------------
+        do {
+            let stopped = try client.send(.recordStop)
+            note("stopped after \(String(format: "%.1f", Date().timeIntervalSince(recordingSince))) s")
+            check(stopped.result?["finished"]?.boolValue == true, "record.stop through the control socket finishes the file", "\(stopped)")
+        } catch {
+            check(false, "record.stop through the control socket", "\(error)")
+        }
+        let idle = daemon.status()
+        check(idle?["state"] as? String == "idle", "kioskcam status --json: idle after the stop", "\(idle ?? [:])")
+        check(waitFor(5) { lineValue(2) == "0" }, "the LED is off after the stop", "line 2 = \(lineValue(2))")
+        let videosAfterStop = files(under: daemon.media).filter { $0.hasSuffix(".mp4") && !$0.contains(".incoming") }
+        check(videosAfterStop.count == 1, "the stopped recording is in the library", "\(files(under: daemon.media))")
+        if let recording = try decode(recordingPNG, "06-recording") {
+            check(showsCameraPicture(recording), "the camera's picture is shown while recording")
+            if let live {
+                let changed = recording.pixelsDiffering(in: layout.recordButton, from: live)
+                check(changed > 200, "the record button turns into Stop while recording", "\(changed) pixels changed")
+            }
+        }
+
+        // --- stills: `kioskcam snapshot`, the socket's snapshot, the GPIO button -------
+        let stills = { self.files(under: daemon.media).filter { $0.hasSuffix(".jpg") } }
+        let cliStill = try daemon.kioskcam(["snapshot"])
+        check(cliStill.status == 0, "kioskcam snapshot while the daemon runs",
+              cliStill.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
+        note("kioskcam snapshot: exit \(cliStill.status) \(cliStill.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
+        Thread.sleep(forTimeInterval: 1.1)   // stills are named by the second
+        var socketStill: String?
+        do {
+            let response = try client.send(.snapshot)
+            socketStill = response.result?["path"]?.stringValue
+            check(socketStill.map { FileManager.default.fileExists(atPath: $0) } ?? false,
+                  "snapshot through the control socket saves a still", "\(response)")
+        } catch {
+            check(false, "snapshot through the control socket", "\(error)")
+        }
+        note("snapshot through the socket: \(socketStill ?? "none")")
+        let stillsBefore = stills().count
+        Thread.sleep(forTimeInterval: 1.1)
+        try pressButton(1)
+        check(waitFor(30, interval: 0.3) { stills().count > stillsBefore }, "the GPIO snapshot button (line 1) saves a still",
+              "\(stills())")
+        note("snapshot button: \(stills().count) stills")
+
+        // --- left alone, it locks again; taps unlock it ---------------------------------
+        check(waitForPage(daemon, "pin", after: unlockedAt, seconds: Double(idleSeconds) + 20),
+              "idle_seconds (\(idleSeconds) s) without a touch on the live screen → the PIN screen", "\(daemon.pages())")
+        note("locked by the idle timer")
+        checkPinScreen(try screenshot(daemon, "07-locked-pin"), "after idle_seconds")
+        pageCount = daemon.pages().count
+        try enter("1234", on: touch, daemon: daemon)
+        check(waitForPage(daemon, "live", after: pageCount, seconds: 30), "taps on 1, 2, 3, 4 unlock it again", "\(daemon.pages())")
+        if let unlocked = try screenshot(daemon, "08-unlocked-live") {
+            check(!showsPinPad(unlocked) && showsCameraPicture(unlocked), "unlocked: the live picture, no PIN pad")
+        }
+
+        // --- the metrics file -----------------------------------------------------------
+        let metricsPath = daemon.metrics
+        check(waitFor(5) { ((try? String(contentsOfFile: metricsPath, encoding: .utf8)) ?? "").contains("kioskcam_segments_total 1") },
+              "the metrics file is written and counts the finished file")
+        let metrics = (try? String(contentsOfFile: metricsPath, encoding: .utf8)) ?? ""
+        var samples: [String: String] = [:]
+        var malformed: [String] = []
+        let sample = #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? (-?[0-9.]+([eE][+-]?[0-9]+)?|NaN|[+-]Inf)$"#
+        let comment = #"^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$"#
+        for line in metrics.split(separator: "\n") {
+            if line.range(of: comment, options: .regularExpression) != nil { continue }
+            guard line.range(of: sample, options: .regularExpression) != nil else { malformed.append(String(line)); continue }
+            let parts = line.split(separator: " ")
+            samples[String(parts[0])] = String(parts[1])
+        }
+        check(!samples.isEmpty && malformed.isEmpty, "the metrics file parses as Prometheus text exposition (\(samples.count) samples)",
+              "not in the format: \(malformed)")
+        check(metrics.contains("# TYPE kioskcam_recordings_total counter"), "the metrics file has TYPE lines")
+        check(samples["kioskcam_recordings_total"] == "1", "metrics: one recording", samples["kioskcam_recordings_total"] ?? "missing")
+        check(samples["kioskcam_camera_up"] == "1", "metrics: the camera is up")
+        check(samples["kioskcam_microphone_up"] == "1", "metrics: the microphone is up")
+        check(samples["kioskcam_recording"] == "0", "metrics: not recording now")
+        check((Int(samples["kioskcam_bytes_written_total"] ?? "") ?? 0) > 0, "metrics: bytes written",
+              samples["kioskcam_bytes_written_total"] ?? "missing")
+
+        // --- SIGTERM: exit 0 ------------------------------------------------------------
+        kill(daemon.process.processIdentifier, SIGTERM)
+        let exitStatus = daemon.wait(timeout: 30)
+        check(exitStatus == 0, "SIGTERM → exit 0 within 30 s", "\(exitStatus.map { "exit \($0)" } ?? "still running"): \(daemon.logText().suffix(1500))")
+        note("exited \(exitStatus.map(String.init) ?? "not")")
+        check(lineValue(2) != "1", "the LED is off after exit")
+        check(!FileManager.default.fileExists(atPath: daemon.socket), "the control socket is removed on exit")
+
+        // --- the library: every file plays ---------------------------------------------
+        let library = files(under: daemon.media)
+        check(!library.contains { $0.hasSuffix(".part") }, "nothing half-written is left", "\(library)")
+        let videos = library.filter { $0.hasSuffix(".mp4") }
+        let photos = library.filter { $0.hasSuffix(".jpg") }
+        check(videos.count == 1, "the library has the one video", "\(library)")
+        check(photos.count == 3, "the library has three stills (kioskcam snapshot, socket, button)", "\(library)")
+        var listing = ""
+        for file in videos + photos {
+            let path = daemon.media + "/" + file
+            let bytes = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+            do {
+                let probe = try FFprobe.probe(path)
+                let streams = probe.streams.map { stream in
+                    stream.width.map { "\(stream.codec_name) \($0)x\(stream.height ?? 0)" } ?? stream.codec_name
+                }
+                listing += "\(file)  \(bytes) bytes  \(String(format: "%.2f", probe.format.durationSeconds)) s  \(streams.joined(separator: ", "))\n"
+                if file.hasSuffix(".mp4") {
+                    check(probe.video?.codec_name == "h264" && probe.audio?.codec_name == "aac", "\(file): H.264 + AAC", "\(streams)")
+                    check(probe.video?.width == 320 && probe.video?.height == 180, "\(file): 320x180", "\(streams)")
+                    check((probe.video?.frameCount ?? 0) > 0, "\(file): its frames decode")
+                    let seconds = probe.format.durationSeconds
+                    check((2.0...5.0).contains(seconds), "\(file) lasts about 3 s (\(String(format: "%.2f", seconds)) s)")
+                } else {
+                    check(probe.video?.codec_name == "mjpeg" && probe.video?.width == 320, "\(file): a 320x180 JPEG", "\(streams)")
+                }
+            } catch {
+                check(false, "ffprobe \(file)", "\(error)")
+            }
+        }
+        try listing.write(toFile: work + "/library.txt", atomically: true, encoding: .utf8)
+        for line in listing.split(separator: "\n") { note("library: \(line)") }
+    }
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# HIL scenario: the whole appliance (`kioskcam run`) with every device class at once,
+# each a real kernel driver: vivid (camera), snd-aloop (microphone, a tone played into
+# it), gpio-sim (record button line 0, snapshot button line 1, LED line 2), uinput +
+# evdev (touch screen) and vfb (800x480 16 bpp screen). The test class
+# KioskApplianceTests.ApplianceHILTests drives it (taps, GPIO presses, the control
+# socket, SIGTERM) and checks the screen, the LED, the library and the metrics.
+# Run on the host with:
+#   KIOSKCAM_BUILD_DIR=$PWD/.build/debug KIOSKCAM_HIL_TIMEOUT=600 scripts/hil/run-guest scripts/hil/scenarios/appliance.sh
+# Needs the debug build with tests (swift build --build-tests) — the guest sees the host's files.
+# Screenshots, the daemon log, the metrics file and the library listing are copied to
+# the results folder (appliance/), for a person to look at.
+set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
+
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "${HIL_LIB:-$(dirname "${BASH_SOURCE[0]}")/../lib.sh}"
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+BUILD=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}
+KIOSKCAM=${KIOSKCAM:-$BUILD/kioskcam}
+XCTEST=$BUILD/kioskcamPackageTests.xctest
+WORK=/tmp/hil-appliance
+FB=/dev/fb0
+MIC=hw:Loopback,1,0
+mkdir -p "$WORK"
+export HOME=$WORK   # nothing of the host's home is writable here
+
+for needed in "$KIOSKCAM" "$XCTEST"; do
+    if [[ ! -e $needed ]]; then
+        hil_fail "build products" "$needed missing: run swift build --build-tests first"
+        hil_summary
+        exit 1
+    fi
+done
+hil_log "guest kernel $(uname -r), scenario $(basename "$0")"
+ready=1
+
+# --- camera: vivid ----------------------------------------------------------------------
+if hil_modprobe vivid n_devs=1 node_types=0x1 && hil_wait_for 10 test -c /dev/video0; then
+    hil_pass "vivid: /dev/video0"
+else
+    hil_fail "vivid: /dev/video0" "modprobe vivid failed"; ready=0
+fi
+
+# --- microphone: snd-aloop, with a 1 kHz tone played into its other side ---------------
+if hil_modprobe snd-aloop && hil_wait_for 10 grep -q Loopback /proc/asound/cards; then
+    hil_pass "snd-aloop: Loopback card"
+else
+    hil_fail "snd-aloop: Loopback card" "modprobe snd-aloop failed"; ready=0
+fi
+# The loopback locks both sides to the first one's format: 48 kHz mono, as configured.
+python3 - "$WORK/tone.wav" <<'EOF'
+import math, struct, sys, wave
+rate, secs = 48000, 400
+with wave.open(sys.argv[1], "wb") as w:
+    w.setnchannels(1); w.setsampwidth(2); w.setframerate(rate)
+    second = struct.pack("<%dh" % rate, *[int(12000 * math.sin(2 * math.pi * 1000 * i / rate)) for i in range(rate)])
+    w.writeframes(second * secs)
+EOF
+aplay -q -D hw:Loopback,0,0 "$WORK/tone.wav" &
+APLAY=$!
+
+# --- GPIO: gpio-sim, one chip, one bank of 8 lines --------------------------------------
+CHIP="" SIM=""
+setup_gpio_sim() {
+    hil_modprobe configfs 2>/dev/null || true   # may be built in
+    if ! mountpoint -q /sys/kernel/config; then
+        mount -t configfs configfs /sys/kernel/config || { hil_fail "gpio-sim: mount configfs" "mount failed"; return 1; }
+    fi
+    if [[ -z ${HIL_GPIO_SIM_KO:-} || ! -f $HIL_GPIO_SIM_KO ]]; then
+        hil_fail "gpio-sim: insmod" "HIL_GPIO_SIM_KO='${HIL_GPIO_SIM_KO:-}' not found (run scripts/hil/prepare)"
+        return 1
+    fi
+    if ! insmod "$HIL_GPIO_SIM_KO" 2>"$WORK/insmod.err"; then
+        hil_fail "gpio-sim: insmod" "$(tail -n 1 "$WORK/insmod.err")"
+        return 1
+    fi
+    local cfg=/sys/kernel/config/gpio-sim/chip0
+    if ! { mkdir "$cfg" && mkdir "$cfg/bank0" && echo 8 >"$cfg/bank0/num_lines" && echo 1 >"$cfg/live"; } 2>"$WORK/gpio-cfg.err"; then
+        hil_fail "gpio-sim: configfs chip0/bank0 live" "$(tail -n 1 "$WORK/gpio-cfg.err")"
+        return 1
+    fi
+    CHIP=$(cat "$cfg/bank0/chip_name")
+    SIM=/sys/devices/platform/$(cat "$cfg/dev_name")/$CHIP
+    if [[ -n $CHIP ]] && hil_wait_for 10 test -c "/dev/$CHIP"; then
+        hil_pass "gpio-sim: /dev/$CHIP, 8 lines"
+    else
+        hil_fail "gpio-sim: /dev/$CHIP" "no character device after 10 s"
+        return 1
+    fi
+    # The buttons start released: active low, pulled up.
+    for n in 0 1; do echo pull-up >"$SIM/sim_gpio$n/pull"; done
+}
+setup_gpio_sim || ready=0
+
+# --- touch: uinput + evdev (without udev nothing loads evdev) ---------------------------
+if hil_modprobe uinput && hil_modprobe evdev && hil_wait_for 10 test -c /dev/uinput; then
+    hil_pass "uinput + evdev: /dev/uinput"
+else
+    hil_fail "uinput + evdev" "modprobe failed or no /dev/uinput"; ready=0
+fi
+
+# --- screen: vfb at 800x480 16 bpp ------------------------------------------------------
+# 4 MiB: room for 800x480 at 32 bpp with headroom; vfb starts at 640x480x8.
+if hil_modprobe vfb vfb_enable=1 videomemorysize=4194304 && hil_wait_for 10 test -c $FB \
+        && fbset -fb $FB -g 800 480 800 480 16; then
+    hil_pass "vfb: $FB at $(fbset -fb $FB -s | awk '/geometry/ {print $2 "x" $3 "x" $6}')"
+else
+    hil_fail "vfb: $FB at 800x480x16" "modprobe vfb or fbset failed"; ready=0
+fi
+# The kernel console draws on vfb too (a blinking cursor): take it off, as an appliance does.
+for vtcon in /sys/class/vtconsole/vtcon*; do
+    if grep -qi "frame buffer" "$vtcon/name" 2>/dev/null; then echo 0 >"$vtcon/bind"; fi
+done
+
+# Foundation on Linux wakes its run loops (and so sees a child process exit) through a
+# UDP socket pair on 127.0.0.1: without the loopback interface, Process.waitUntilExit
+# never returns. The guest boots with no network at all; an appliance has lo up.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+
+# --- the appliance ----------------------------------------------------------------------
+if ((ready)); then
+    out=$WORK/xctest-appliance.log
+    start=$SECONDS
+    # Leave time to copy the results out before run-guest's own limit.
+    limit=$(( ${HIL_GUEST_TIMEOUT:-600} > 120 ? ${HIL_GUEST_TIMEOUT:-600} - 60 : 60 ))
+    # Progress lines and every check the test makes go to the console as they come (the
+    # checks as this scenario's own PASS/FAIL lines), so a slow step shows where it is.
+    (cd "$WORK" && env KIOSKCAM_HIL_APPLIANCE=1 KIOSKCAM_HIL_GPIO_CHIP="$CHIP" KIOSKCAM_HIL_GPIO_SIM="$SIM" \
+        KIOSKCAM_HIL_CAMERA=/dev/video0 KIOSKCAM_HIL_MIC=$MIC KIOSKCAM_HIL_FB=$FB \
+        KIOSKCAM_HIL_APPLIANCE_WORK="$WORK/appliance" \
+        timeout -k 10 "$limit" "$XCTEST" KioskApplianceTests.ApplianceHILTests 2>&1) | tee "$out" |
+        while IFS= read -r line; do
+            case $line in
+                "HIL: "*) printf '%s\n' "$line" ;;
+                "CHECK PASS: "*) hil_pass "appliance: ${line#CHECK PASS: }" ;;
+                "CHECK FAIL: "*) what=${line#CHECK FAIL: }; hil_fail "appliance: ${what%% — *}" "${what#* — }" ;;
+            esac
+        done
+    rc=${PIPESTATUS[0]}
+    ((rc != 124)) || hil_fail "ApplianceHILTests finishes in time" "killed after $limit s"
+    summary=$(grep -E "Executed [0-9]+ tests?" "$out" | tail -n 1 | sed 's/^[[:space:]]*//')
+    if ((rc == 0)) && [[ $summary == *"Executed"* && $summary != *"skipped"* ]]; then
+        hil_pass "KioskApplianceTests.ApplianceHILTests, every device at once ($((SECONDS - start)) s): $summary"
+    else
+        hil_fail "KioskApplianceTests.ApplianceHILTests, every device at once" \
+            "exit $rc: ${summary:-no summary}; $(grep -E 'error:' "$out" | grep -v 'CHECK' | head -n 3 | tr '\n' ' ')"
+    fi
+    # A test killed half-way leaves its daemon behind: end it, and say so.
+    pid=$(sed -n 's/.*started kioskcam run (pid \([0-9]*\)).*/\1/p' "$out" | head -n 1)
+    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+        hil_fail "kioskcam run has exited after the test" "pid $pid still running; killed"
+        kill -KILL "$pid"
+        sleep 1
+    fi
+    # Nothing of the daemon still holds a GPIO line.
+    if [[ -n $CHIP ]] && gpioinfo "$CHIP" 2>&1 | grep -q '"kioskcam"'; then
+        hil_fail "gpio: no line left held by \"kioskcam\" after the daemon exits" "$(gpioinfo "$CHIP" | grep kioskcam | tr '\n' ' ')"
+    fi
+else
+    hil_fail "KioskApplianceTests.ApplianceHILTests" "a device did not come up (see above); not run"
+fi
+
+kill "$APLAY" 2>/dev/null
+# For a person: screenshots, the daemon log, the metrics, the library listing and the files.
+mkdir -p "$HIL_RESULTS/appliance"
+cp -r "$WORK/appliance/." "$HIL_RESULTS/appliance/" 2>/dev/null
+cp "$WORK/xctest-appliance.log" "$HIL_RESULTS/appliance/" 2>/dev/null
+hil_summary
