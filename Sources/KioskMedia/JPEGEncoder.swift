@@ -11,6 +11,9 @@ public final class JPEGEncoder {
     private let packet: Packet
     private let converter: PixelConverter
     public let input: VideoFormat
+    /// The encoder refuses a frame whose pts is not after the last one ("Invalid pts"),
+    /// so each still gets the next number.
+    private var nextPTS: Int64 = 0
 
     /// - Parameters:
     ///   - input: The camera frames' format.
@@ -51,7 +54,8 @@ public final class JPEGEncoder {
         let picture = picture.pointer, packet = packet.pointer, context = codec.pointer
         try check(av_frame_make_writable(picture), .encoderRejectedSettings, "prepare JPEG frame")
         converter.convert(base, into: picture)
-        picture.pointee.pts = 0
+        picture.pointee.pts = nextPTS
+        nextPTS += 1
         picture.pointee.quality = context.pointee.global_quality
         try check(avcodec_send_frame(context, picture), .encoderRejectedSettings, "encode JPEG")
         try check(avcodec_receive_packet(context, packet), .encoderRejectedSettings, "encode JPEG")

@@ -196,6 +196,18 @@ final class MP4WriterTests: XCTestCase {
         XCTAssertLessThan(small.count, jpeg.count)
     }
 
+    /// The daemon keeps one encoder for every still it takes.
+    func testOneJPEGEncoderTakesStillAfterStill() throws {
+        let encoder = try JPEGEncoder(input: format, quality: 90)
+        let renderer = TestPatternRenderer(format: format)
+        var pixels = [UInt8](repeating: 0, count: format.frameByteCount)
+        for sequence in 0..<3 {
+            pixels.withUnsafeMutableBytes { renderer.render(into: $0, sequence: sequence, caption: []) }
+            let jpeg = try pixels.withUnsafeBytes { try encoder.encode($0) }
+            XCTAssertEqual(Array(jpeg.prefix(2)), [0xFF, 0xD8], "still \(sequence)")
+        }
+    }
+
     func testAvailableEncodersIncludeLibx264() {
         XCTAssertTrue(availableH264Encoders().contains("libx264"))
         XCTAssertTrue(MediaCapabilities.hasVideoEncoder("libx264"))
