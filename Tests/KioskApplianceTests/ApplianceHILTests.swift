@@ -250,6 +250,16 @@ final class ApplianceHILTests: XCTestCase {
         }
     }
 
+    /// The PNG a background thread fetched.
+    private final class ScreenshotResult: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Data?
+        var png: Data? {
+            get { lock.withLock { value } }
+            set { lock.withLock { value = newValue } }
+        }
+    }
+
     // MARK: Checks
 
     /// One check: an XCTest assertion, and a "CHECK PASS:"/"CHECK FAIL:" line the
@@ -480,13 +490,16 @@ final class ApplianceHILTests: XCTestCase {
         let recordingSince = Date()
         check(waitFor(5) { lineValue(2) == "1" }, "the LED is on while recording", "line 2 = \(lineValue(2))")
         note("recording")
-        // Through the socket, in this process: a CLI start here would stretch the 3 s.
+        // A screenshot through the socket, on its own thread (the server has one per
+        // client), so that however long the daemon takes to encode it under TCG, the
+        // recording is stopped on time.
         let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
         let recordingPNG = "\(work)/shots/06-recording.png"
-        if let png = (try? client.send(.screenshot))?.result?["png_base64"]?.stringValue.flatMap({ Data(base64Encoded: $0) }) {
-            try png.write(to: URL(fileURLWithPath: recordingPNG))
-        } else {
-            check(false, "a screenshot through the control socket while recording")
+        let shotDone = DispatchSemaphore(value: 0)
+        let shotResult = ScreenshotResult()
+        Thread.detachNewThread {
+            defer { shotDone.signal() }
+            shotResult.png = (try? client.send(.screenshot))?.result?["png_base64"]?.stringValue.flatMap { Data(base64Encoded: $0) }
         }
         Thread.sleep(forTimeInterval: max(0, 3 - Date().timeIntervalSince(recordingSince)))
         check(lineValue(2) == "1", "the LED stays on while recording")
@@ -498,6 +511,11 @@ final class ApplianceHILTests: XCTestCase {
             check(stopped.result?["finished"]?.boolValue == true, "record.stop through the control socket finishes the file", "\(stopped)")
         } catch {
             check(false, "record.stop through the control socket", "\(error)")
+        }
+        if shotDone.wait(timeout: .now() + 60) == .timedOut || shotResult.png == nil {
+            check(false, "a screenshot through the control socket while recording")
+        } else {
+            try shotResult.png?.write(to: URL(fileURLWithPath: recordingPNG))
         }
         let idle = daemon.status()
         check(idle?["state"] as? String == "idle", "kioskcam status --json: idle after the stop", "\(idle ?? [:])")
