@@ -103,8 +103,8 @@ public final class Appliance: @unchecked Sendable {
 
     public var configuration: Configuration { configurationBox.value }
 
-    /// Adopts settings that can change without a restart (retention, disk guard, lock
-    /// timing, logging); the caller reports the rest as needing a restart.
+    /// Adopts settings that can change without a restart (retention, disk guard); the
+    /// caller reports the rest as needing a restart.
     public func adopt(_ configuration: Configuration) { configurationBox.value = configuration }
 
     /// Subscribes to events; called on the thread that produced the event.

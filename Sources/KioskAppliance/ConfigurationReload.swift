@@ -2,9 +2,9 @@ import KioskCore
 
 /// What a SIGHUP reload changed, and which of it the running daemon takes on at once.
 ///
-/// Storage (retention, disk guard) and the screensaver timing are read afresh where
-/// they are used, so they apply immediately; devices and encoder settings are fixed
-/// while their threads run, so those sections need a restart.
+/// Storage (retention, disk guard) is read afresh where it is used, so it applies
+/// immediately; devices, encoder settings and the screen logic (which holds the lock
+/// timing) are fixed while their threads run, so those sections need a restart.
 public struct ConfigurationReload: Sendable, Equatable {
     /// Sections that changed and are in effect now.
     public var appliedNow: [String]
@@ -14,7 +14,7 @@ public struct ConfigurationReload: Sendable, Equatable {
     public init(from old: Configuration, to new: Configuration) {
         let sections: [(String, Bool, Bool)] = [
             ("storage", old.storage != new.storage, true),
-            ("lock", old.lock != new.lock, true),
+            ("lock", old.lock != new.lock, false),
             ("camera", old.camera != new.camera, false),
             ("microphone", old.microphone != new.microphone, false),
             ("encoder", old.encoder != new.encoder, false),

@@ -328,7 +328,10 @@ public final class InteractionLoop: @unchecked Sendable {
     /// Runs the screen logic's effects; drawing first, so the screen answers at once.
     private func apply(_ effects: [ScreenEffect]?) {
         guard let effects, !effects.isEmpty else { return }
-        if effects.contains(.redraw) { draw() }
+        // Blanking changes the page too: draw it, so the panel's memory (and a screenshot)
+        // is black even where the driver cannot switch the panel off.
+        let changesPanel = effects.contains { if case .setPanelBlank = $0 { true } else { false } }
+        if effects.contains(.redraw) || changesPanel { draw() }
         for effect in effects {
             switch effect {
             case .redraw: break

@@ -9,17 +9,17 @@ final class ConfigurationReloadTests: XCTestCase {
         XCTAssertEqual(change.summary, "configuration reloaded: nothing changed")
     }
 
-    func testStorageAndLockApplyNowDevicesNeedARestart() {
+    func testStorageAppliesNowDevicesAndTheScreenNeedARestart() {
         var new = Configuration()
         new.storage.retentionDays = 7
         new.lock.idleSeconds = 30
         new.camera.framesPerSecond = 15
         new.buttons.debounceMilliseconds = 50
         let change = ConfigurationReload(from: Configuration(), to: new)
-        XCTAssertEqual(change.appliedNow, ["storage", "lock"])
-        XCTAssertEqual(change.needRestart, ["camera", "buttons"])
-        XCTAssertTrue(change.summary.contains("[storage], [lock] applied now"), change.summary)
-        XCTAssertTrue(change.summary.contains("[camera], [buttons] changed but need a restart"), change.summary)
+        XCTAssertEqual(change.appliedNow, ["storage"])
+        XCTAssertEqual(change.needRestart, ["lock", "camera", "buttons"])
+        XCTAssertTrue(change.summary.contains("[storage] applied now"), change.summary)
+        XCTAssertTrue(change.summary.contains("[lock], [camera], [buttons] changed but need a restart"), change.summary)
         XCTAssertTrue(change.summary.contains("systemctl restart kioskcam"), change.summary)
     }
 

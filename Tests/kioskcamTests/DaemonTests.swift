@@ -32,7 +32,7 @@ final class DaemonTests: XCTestCase {
         }
     }
 
-    func startDaemon(in folder: TemporaryDirectory = TemporaryDirectory(), extra: String = "") throws -> Daemon {
+    func startDaemon(in folder: TemporaryDirectory = TemporaryDirectory(), lock: String = "idle_seconds = 600") throws -> Daemon {
         let root = folder.path
         let config = root + "/kioskcam.toml"
         try """
@@ -48,7 +48,7 @@ final class DaemonTests: XCTestCase {
         [screen]
         framebuffer = "file:\(root)/screen.fb"
         [lock]
-        idle_seconds = 600
+        \(lock)
         start_locked = false
         [control]
         state_directory = "\(root)/state"
@@ -56,7 +56,6 @@ final class DaemonTests: XCTestCase {
         socket_group = ""
         metrics_file = "\(root)/metrics/kioskcam.prom"
         metrics_interval_seconds = 1
-        \(extra)
         """.write(toFile: config, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: root + "/metrics", withIntermediateDirectories: true)
         let log = root + "/daemon.log"
@@ -160,6 +159,7 @@ final class DaemonTests: XCTestCase {
         daemon.signal(SIGHUP)
         XCTAssertTrue(waitFor(5) { daemon.logText().contains("configuration reloaded") }, daemon.logText())
         XCTAssertTrue(daemon.logText().contains("[storage] applied now"), daemon.logText())
+        XCTAssertFalse(daemon.logText().contains("[lock]"), "only what changed is reported")
         XCTAssertTrue(daemon.logText().contains("[camera] changed but need a restart"), daemon.logText())
 
         // A broken file on reload keeps the running configuration.
@@ -190,6 +190,23 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(videos.count, 1, "\(folder.files())")
         let probe = try FFprobe.probe(folder.path + "/" + (try XCTUnwrap(videos.first)))
         XCTAssertGreaterThan(probe.format.durationSeconds, 2.0, "at most the last couple of seconds are lost")
+    }
+
+    /// SPEC §5 on the built-in screen: idle → the PIN screen, then the panel goes dark,
+    /// and what `screenshot` reads is then black.
+    func testIdleShowsThePINScreenThenBlanks() throws {
+        let daemon = try startDaemon(lock: "idle_seconds = 1\nblank_seconds = 2")
+        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        XCTAssertTrue(waitFor(10) { daemon.logText().contains("screen: pin") }, daemon.logText())
+        XCTAssertTrue(waitFor(10) { daemon.logText().contains("screen: blank") }, daemon.logText())
+        let png = daemon.folder.path + "/blank.png", raw = daemon.folder.path + "/blank.rgb"
+        XCTAssertEqual(try daemon.kioskcam(["screenshot", "-o", png]).status, 0)
+        _ = try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        let pixels = try Data(contentsOf: URL(fileURLWithPath: raw))
+        XCTAssertEqual(pixels.count, 800 * 480 * 3)
+        XCTAssertEqual(pixels.max(), 0, "the blanked screen is black")
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.wait(), 0)
     }
 
     func testClientSaysWhenTheDaemonIsNotRunning() throws {
