@@ -490,6 +490,9 @@ final class ApplianceHILTests: XCTestCase {
         let recordingSince = Date()
         check(waitFor(5) { lineValue(2) == "1" }, "the LED is on while recording", "line 2 = \(lineValue(2))")
         note("recording")
+        // The scenario plays a 1 kHz tone at -11.7 dBFS RMS into the loopback.
+        let level = daemon.socketStatus()["levels_rms_dbfs"]?.arrayValue?.first?.doubleValue ?? -.infinity
+        check(level > -20, "the microphone hears the tone played into the loopback", "RMS \(level) dBFS")
         // A screenshot through the socket, on its own thread (the server has one per
         // client), so that however long the daemon takes to encode it under TCG, the
         // recording is stopped on time.
@@ -571,6 +574,8 @@ final class ApplianceHILTests: XCTestCase {
         check(waitFor(5) { ((try? String(contentsOfFile: metricsPath, encoding: .utf8)) ?? "").contains("kioskcam_segments_total 1") },
               "the metrics file is written and counts the finished file")
         let metrics = (try? String(contentsOfFile: metricsPath, encoding: .utf8)) ?? ""
+        // A copy for a person to read: the daemon removes its file when it exits.
+        try metrics.write(toFile: work + "/kioskcam.prom", atomically: true, encoding: .utf8)
         var samples: [String: String] = [:]
         var malformed: [String] = []
         let sample = #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? (-?[0-9.]+([eE][+-]?[0-9]+)?|NaN|[+-]Inf)$"#
@@ -598,6 +603,8 @@ final class ApplianceHILTests: XCTestCase {
         note("exited \(exitStatus.map(String.init) ?? "not")")
         check(lineValue(2) != "1", "the LED is off after exit")
         check(!FileManager.default.fileExists(atPath: daemon.socket), "the control socket is removed on exit")
+        let errors = daemon.logText().split(separator: "\n").filter { $0.contains(" error kioskcam") || $0.contains(" critical kioskcam") }
+        check(errors.isEmpty, "the daemon logged no error", errors.prefix(3).joined(separator: " | "))
 
         // --- the library: every file plays ---------------------------------------------
         let library = files(under: daemon.media)
