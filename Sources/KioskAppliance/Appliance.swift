@@ -17,6 +17,8 @@ public enum ApplianceEvent: Sendable {
     case touch(TouchEvent)
     case screen(ScreenPage)
     case notice(String)
+    /// A wrong PIN was entered on the screen (counted in the metrics).
+    case pinRejected
 }
 
 /// A view of the whole appliance for status, the screen and metrics.

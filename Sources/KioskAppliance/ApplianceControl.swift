@@ -175,6 +175,8 @@ extension ControlEvent {
             self.init(.state, ["screen": .string(page.rawValue)])
         case .notice(let text):
             self.init(.state, ["notice": .string(text)])
+        case .pinRejected:
+            self.init(.state, ["pin": .string("rejected")])
         }
     }
 }

@@ -106,6 +106,7 @@ final class MetricsCounters: @unchecked Sendable {
     private var bytesFinished: Int64 = 0
     private var segments = 0
     private var recordings = 0
+    private var pinFailures = 0
 
     init(appliance: Appliance) {
         self.appliance = appliance
@@ -116,6 +117,8 @@ final class MetricsCounters: @unchecked Sendable {
                 lock.withLock { bytesFinished += bytes; segments += 1 }
             case .recordingState(.recording):
                 lock.withLock { recordings += 1 }
+            case .pinRejected:
+                lock.withLock { pinFailures += 1 }
             default:
                 break
             }
@@ -140,7 +143,8 @@ final class MetricsCounters: @unchecked Sendable {
         snapshot.microphoneUp = status.microphoneState == "running"
         snapshot.audioXrunsTotal = status.microphoneOverruns
         let pin = try? pinStore.status()
-        snapshot.pinFailuresTotal = pin?.failures ?? 0
+        // A counter since the daemon started: the store's own count resets on a right PIN.
+        snapshot.pinFailuresTotal = lock.withLock { pinFailures }
         snapshot.defaultPIN = pin?.isDefault ?? false
         snapshot.controlClients = control?.clientCount ?? 0
         snapshot.controlEventsDroppedTotal = control?.eventsDroppedTotal ?? 0

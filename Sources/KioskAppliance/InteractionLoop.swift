@@ -230,6 +230,10 @@ public final class InteractionLoop: @unchecked Sendable {
         case .status(let status):
             apply(controller?.update(status: status))
         case .pinChecked(let result):
+            if case .wrong = result {
+                logger.notice("a wrong PIN was entered on the screen")
+                appliance.publish(.pinRejected)
+            }
             apply(controller?.pinChecked(result, now: now))
         case .failure:
             errorShownUntil = now.advanced(byNanoseconds: 10_000_000_000)
