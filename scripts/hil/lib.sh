@@ -73,3 +73,46 @@ hil_summary() {
     printf '%d passed, %d failed\n' "$passed" "$failed" >"$HIL_RESULTS/summary.txt"
     ((failed == 0 && passed > 0))
 }
+
+# hil_gpio_sim [OFFSET=NAME...]: gpio-sim with one chip of one bank of 8 lines (naming the
+# lines given), live. Sets HIL_GPIO_CHIP (e.g. gpiochip0) and HIL_GPIO_SIM (its sysfs
+# folder: drive input N with `echo pull-up|pull-down >$HIL_GPIO_SIM/sim_gpioN/pull`, read
+# an output from .../value). Reports PASS/FAIL; returns non-zero on failure.
+hil_gpio_sim() {
+    local cfg=/sys/kernel/config/gpio-sim/chip0 err=$HIL_RESULTS/gpio-sim.err spec offset
+    hil_modprobe configfs 2>/dev/null || true   # may be built in
+    if ! mountpoint -q /sys/kernel/config; then
+        mount -t configfs configfs /sys/kernel/config || { hil_fail "gpio-sim: mount configfs" "mount failed"; return 1; }
+    fi
+    if [[ -z ${HIL_GPIO_SIM_KO:-} || ! -f $HIL_GPIO_SIM_KO ]]; then
+        hil_fail "gpio-sim: insmod" "HIL_GPIO_SIM_KO='${HIL_GPIO_SIM_KO:-}' not found (run scripts/hil/prepare)"
+        return 1
+    fi
+    if ! insmod "$HIL_GPIO_SIM_KO" 2>"$err"; then
+        hil_fail "gpio-sim: insmod" "$(tail -n 1 "$err")"
+        return 1
+    fi
+    if ! { mkdir "$cfg" && mkdir "$cfg/bank0" && echo 8 >"$cfg/bank0/num_lines"; } 2>"$err"; then
+        hil_fail "gpio-sim: configfs chip0/bank0" "$(tail -n 1 "$err")"
+        return 1
+    fi
+    for spec in "$@"; do
+        offset=${spec%%=*}
+        if ! { mkdir "$cfg/bank0/line$offset" && echo "${spec#*=}" >"$cfg/bank0/line$offset/name"; } 2>"$err"; then
+            hil_fail "gpio-sim: name line $offset" "$(tail -n 1 "$err")"
+            return 1
+        fi
+    done
+    if ! echo 1 >"$cfg/live" 2>"$err"; then
+        hil_fail "gpio-sim: live" "$(tail -n 1 "$err")"
+        return 1
+    fi
+    HIL_GPIO_CHIP=$(cat "$cfg/bank0/chip_name")
+    HIL_GPIO_SIM=/sys/devices/platform/$(cat "$cfg/dev_name")/$HIL_GPIO_CHIP
+    if [[ -n $HIL_GPIO_CHIP ]] && hil_wait_for 10 test -c "/dev/$HIL_GPIO_CHIP"; then
+        hil_pass "gpio-sim: /dev/$HIL_GPIO_CHIP ($(gpiodetect | grep "^$HIL_GPIO_CHIP" || true))"
+    else
+        hil_fail "gpio-sim: /dev/$HIL_GPIO_CHIP" "no character device after 10 s"
+        return 1
+    fi
+}

@@ -19,33 +19,9 @@ export HOME=$WORK   # nothing of the host's home is writable here
 
 # --- gpio-sim: one chip, one bank of 8 lines ------------------------------------------
 setup_gpio_sim() {
-    hil_modprobe configfs 2>/dev/null || true   # may be built in
-    if ! mountpoint -q /sys/kernel/config; then
-        mount -t configfs configfs /sys/kernel/config || { hil_fail "gpio-sim: mount configfs" "mount failed"; return 1; }
-    fi
-    if [[ -z ${HIL_GPIO_SIM_KO:-} || ! -f $HIL_GPIO_SIM_KO ]]; then
-        hil_fail "gpio-sim: insmod" "HIL_GPIO_SIM_KO='${HIL_GPIO_SIM_KO:-}' not found (run scripts/hil/prepare)"
-        return 1
-    fi
-    if ! insmod "$HIL_GPIO_SIM_KO" 2>"$WORK/insmod.err"; then
-        hil_fail "gpio-sim: insmod" "$(tail -n 1 "$WORK/insmod.err")"
-        return 1
-    fi
-    local cfg=/sys/kernel/config/gpio-sim/chip0
-    if ! { mkdir "$cfg" && mkdir "$cfg/bank0" && echo 8 >"$cfg/bank0/num_lines" \
-            && mkdir "$cfg/bank0/line5" && echo KIOSK_REC >"$cfg/bank0/line5/name" \
-            && echo 1 >"$cfg/live"; } 2>"$WORK/gpio-cfg.err"; then
-        hil_fail "gpio-sim: configfs chip0/bank0 live" "$(tail -n 1 "$WORK/gpio-cfg.err")"
-        return 1
-    fi
-    CHIP=$(cat "$cfg/bank0/chip_name")
-    SIM=/sys/devices/platform/$(cat "$cfg/dev_name")/$CHIP
-    if [[ -n $CHIP ]] && hil_wait_for 10 test -c "/dev/$CHIP"; then
-        hil_pass "gpio-sim: /dev/$CHIP ($(gpiodetect | grep "^$CHIP" || true))"
-    else
-        hil_fail "gpio-sim: /dev/$CHIP" "no character device after 10 s"
-        return 1
-    fi
+    hil_gpio_sim 5=KIOSK_REC || return 1
+    CHIP=$HIL_GPIO_CHIP
+    SIM=$HIL_GPIO_SIM
     # Every button starts released: active low, pulled up.
     for n in 0 1 4 5 6 7; do echo pull-up >"$SIM/sim_gpio$n/pull"; done
 }
