@@ -108,6 +108,7 @@ hil_gpio_sim() {
         return 1
     fi
     HIL_GPIO_CHIP=$(cat "$cfg/bank0/chip_name")
+    # shellcheck disable=SC2034  # read by the scenario that called us
     HIL_GPIO_SIM=/sys/devices/platform/$(cat "$cfg/dev_name")/$HIL_GPIO_CHIP
     if [[ -n $HIL_GPIO_CHIP ]] && hil_wait_for 10 test -c "/dev/$HIL_GPIO_CHIP"; then
         hil_pass "gpio-sim: /dev/$HIL_GPIO_CHIP ($(gpiodetect | grep "^$HIL_GPIO_CHIP" || true))"

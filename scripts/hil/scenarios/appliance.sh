@@ -63,6 +63,7 @@ APLAY=$!
 # --- GPIO: gpio-sim, one chip, one bank of 8 lines --------------------------------------
 CHIP="" SIM=""
 setup_gpio_sim() {
+    # shellcheck disable=SC2119  # no named lines needed here
     hil_gpio_sim || return 1
     CHIP=$HIL_GPIO_CHIP
     SIM=$HIL_GPIO_SIM
