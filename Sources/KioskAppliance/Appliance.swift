@@ -31,8 +31,9 @@ public struct ApplianceStatus: Sendable {
     public var microphoneName: String
     public var microphoneState: String
     public var microphoneOverruns: Int
-    /// Free bytes under the media root (nil when it cannot be read).
+    /// Free and total bytes of the media root's file system (nil when it cannot be read).
     public var freeBytes: Int64?
+    public var totalBytes: Int64?
     public var startedAt: Date
     public var snapshotsTaken: Int
     public var lastSnapshot: String?
@@ -309,6 +310,7 @@ public final class Appliance: @unchecked Sendable {
 
     public var status: ApplianceStatus {
         let recorderStatus = (activeRecorder ?? recorder).status
+        let space = Self.space(at: configuration.storage.mediaRoot)
         let (taken, last) = lock.withLock { (snapshotsTaken, lastSnapshot) }
         let alsa = microphone as? ALSAMicrophone
         let cameraRunning: Bool
@@ -325,7 +327,8 @@ public final class Appliance: @unchecked Sendable {
             microphoneName: microphone?.name ?? "none",
             microphoneState: microphone == nil ? "none" : (lock.withLock { sourcesRunning } ? "running" : "stopped"),
             microphoneOverruns: alsa?.overruns ?? 0,
-            freeBytes: Self.freeBytes(at: configuration.storage.mediaRoot),
+            freeBytes: space?.free,
+            totalBytes: space?.total,
             startedAt: startedAt,
             snapshotsTaken: taken,
             lastSnapshot: last,
@@ -333,10 +336,11 @@ public final class Appliance: @unchecked Sendable {
         )
     }
 
-    static func freeBytes(at path: String) -> Int64? {
+    /// One `statvfs` for both figures.
+    static func space(at path: String) -> (free: Int64, total: Int64)? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
-        return Int64(info.f_bavail) * Int64(info.f_frsize)
+        return (Int64(info.f_bavail) * Int64(info.f_frsize), Int64(info.f_blocks) * Int64(info.f_frsize))
     }
 
     /// Finishes the recording (trailer written, file moved into the library) and stops

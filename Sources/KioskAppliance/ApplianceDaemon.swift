@@ -135,10 +135,7 @@ final class MetricsCounters: @unchecked Sendable {
         snapshot.recordingsTotal = recordingCount
         snapshot.droppedFramesTotal = status.recorder.droppedVideoFrames
         snapshot.freeBytes = status.freeBytes
-        var info = statvfs()
-        if statvfs(appliance.configuration.storage.mediaRoot, &info) == 0 {
-            snapshot.totalBytes = Int64(info.f_blocks) * Int64(info.f_frsize)
-        }
+        snapshot.totalBytes = status.totalBytes
         snapshot.cameraUp = status.cameraRunning
         snapshot.microphoneUp = status.microphoneState == "running"
         snapshot.audioXrunsTotal = status.microphoneOverruns

@@ -244,11 +244,8 @@ public final class InteractionLoop: @unchecked Sendable {
             commandInFlight = nil
             // A start that failed never changes state: tell the screen, so its record
             // button does not wait out its fallback.
-            let state = appliance.recordingState
-            if state != recordingState {
-                recordingState = state
-            }
-            apply(controller?.recordingChanged(state))
+            recordingState = appliance.recordingState
+            apply(controller?.recordingChanged(recordingState))
             showLED(now: now)
         }
     }
