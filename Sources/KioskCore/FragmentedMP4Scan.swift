@@ -4,6 +4,10 @@
 /// most the last box. Cutting the file after the last complete `mdat` (or after
 /// `moov`, if no fragment survived) leaves a valid, playable file — without needing
 /// any free space, which matters when the disk is what failed.
+///
+/// Every number comes from a file a crash (or anyone) may have torn, so no box size is
+/// added to an offset before it is known to fit: a corrupt size ends the scan, it never
+/// traps.
 public enum FragmentedMP4Scan {
     public struct Result: Sendable, Equatable {
         /// Bytes to keep.
@@ -24,19 +28,24 @@ public enum FragmentedMP4Scan {
         var fragments = 0
         var hasHeader = false
         var openFragment = false
-        while offset + 8 <= fileSize {
+        guard fileSize > 0 else { return Result(playableLength: 0, fragments: 0, hasHeader: false) }
+        while fileSize - offset >= 8 {
             let header = read(offset, 16)
             guard header.count >= 8 else { break }
+            let remaining = fileSize - offset
             var size = Int64(bigEndian32(header, 0))
             let type = String(decoding: header[4..<8], as: UTF8.self)
             if size == 1 {
                 guard header.count >= 16 else { break }
-                size = Int64(bitPattern: UInt64(bigEndian32(header, 8)) << 32 | UInt64(bigEndian32(header, 12)))
+                // A 64-bit size may be anything up to UInt64.max: compare before converting.
+                let large = UInt64(bigEndian32(header, 8)) << 32 | UInt64(bigEndian32(header, 12))
+                guard large <= UInt64(remaining) else { break }
+                size = Int64(large)
             } else if size == 0 {
-                size = fileSize - offset  // "to end of file": only whole if nothing follows
+                size = remaining  // "to end of file": only whole if nothing follows
             }
-            guard size >= 8, offset + size <= fileSize else { break }
-            let end = offset + size
+            guard size >= 8, size <= remaining else { break }
+            let end = offset + size  // cannot overflow: size <= fileSize - offset
             switch type {
             case "moov":
                 hasHeader = true

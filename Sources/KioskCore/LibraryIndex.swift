@@ -6,7 +6,10 @@ public enum LibraryIndex {
     public static let fileName = ".index"
 
     public static func line(name: String, seconds: Double) -> String {
-        let milliseconds = Int((seconds * 1000).rounded())
+        // Durations come from files (salvage reads them from damaged ones): clamp before
+        // converting, so no value can trap.
+        let clamped = seconds.isFinite ? min(max(0, seconds), 1e9) : 0
+        let milliseconds = Int((clamped * 1000).rounded())
         return name + "\t" + String(milliseconds / 1000) + "." + pad3(milliseconds % 1000) + "\n"
     }
 

@@ -96,6 +96,7 @@ extension Character {
 /// <root>/photo/YYYYMMDD/HHMMSS.jpg
 /// <root>/audio/YYYYMMDD/HHMMSS.m4a
 /// <root>/.incoming/<kind>-YYYYMMDD-HHMMSS.<ext>.part   (being written)
+/// <root>/.quarantine/<name>                             (salvage could not repair it; kept for a person)
 /// ```
 /// The temp area sits inside the root so the final move is a same-filesystem rename.
 public struct LibraryLayout: Sendable, Equatable {
@@ -108,12 +109,16 @@ public struct LibraryLayout: Sendable, Equatable {
     }
 
     public static let incomingFolderName = ".incoming"
+    public static let quarantineFolderName = ".quarantine"
     public static let partSuffix = ".part"
 
     /// The root with exactly one trailing slash, so "/" does not give "//video".
     private var prefix: String { root.hasSuffix("/") ? root : root + "/" }
 
     public var incomingDirectory: String { prefix + Self.incomingFolderName }
+
+    /// Where files salvage cannot repair are kept: never deleted, never retried.
+    public var quarantineDirectory: String { prefix + Self.quarantineFolderName }
 
     public func kindDirectory(_ kind: MediaKind) -> String { prefix + kind.rawValue }
 

@@ -14,8 +14,11 @@ public struct SalvageReport: Sendable, Equatable {
 /// packet libavformat can still read into a fresh, properly closed file. No
 /// re-encoding: what was on the disk is what ends up in the library.
 public enum MediaSalvage {
-    /// Reads every packet of a file to learn what is really playable in it.
-    /// - Throws: `MediaError.invalidInput` when no media can be read at all.
+    /// Reads every packet of a file to learn what is really playable in it. A file only
+    /// counts as playable if every stream has a known codec (and a picture size), and the
+    /// first picture (or, without video, the first sound) really decodes: damage to the
+    /// header's codec set-up would otherwise put a file in the library that plays nowhere.
+    /// - Throws: `MediaError.invalidInput` when no media can be read or decoded.
     public static func inspect(_ path: String) throws(MediaError) -> SalvageReport {
         var inputContext: UnsafeMutablePointer<AVFormatContext>? = nil
         let opened = avformat_open_input(&inputContext, path, nil, nil)
@@ -25,6 +28,7 @@ public enum MediaSalvage {
         }
         defer { avformat_close_input(&inputContext) }
         try check(avformat_find_stream_info(source, nil), .invalidInput, "read stream info", path: path)
+        let probe = try FirstFrameProbe(source, path: path)
         guard let packet = av_packet_alloc() else { throw MediaError(.io, operation: "read media", detail: "out of memory") }
         var packetHolder: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&packetHolder) }
@@ -32,16 +36,33 @@ public enum MediaSalvage {
         while av_read_frame(source, packet) >= 0 {
             defer { av_packet_unref(packet) }
             guard packet.pointee.flags & kc_av_pkt_flag_corrupt() == 0 else { continue }
-            let stream = source.pointee.streams[Int(packet.pointee.stream_index)]!
-            let end = Double(packet.pointee.pts + packet.pointee.duration) * av_q2d(stream.pointee.time_base)
+            let index = Int(packet.pointee.stream_index)
+            guard index >= 0, index < Int(source.pointee.nb_streams), let stream = source.pointee.streams[index] else { continue }
+            let end = endSeconds(packet, timeBase: stream.pointee.time_base)
             report.packets += 1
             if stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO { report.videoPackets += 1 }
             report.seconds = max(report.seconds, end)
+            probe.offer(packet)
         }
         if report.packets == 0 {
             throw MediaError(.invalidInput, operation: "read media", path: path, detail: "the file holds no complete media fragment")
         }
+        guard probe.decoded else {
+            throw MediaError(.invalidInput, operation: "read media", path: path,
+                             detail: "its first \(probe.mediaName) cannot be decoded (the codec set-up is damaged)")
+        }
         return report
+    }
+
+    /// Where a packet ends, in seconds; 0 for a packet without a usable time. The numbers
+    /// come from a damaged file: no sum may overflow and no result may be out of range.
+    static func endSeconds(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) -> Double {
+        let pts = packet.pointee.pts
+        guard pts != kc_av_nopts_value(), timeBase.den > 0, timeBase.num > 0 else { return 0 }
+        let (sum, overflow) = pts.addingReportingOverflow(max(0, packet.pointee.duration))
+        let seconds = Double(overflow ? pts : sum) * av_q2d(timeBase)
+        // A recording is never longer than a day; larger values are damage, not time.
+        return seconds.isFinite ? min(max(0, seconds), 86_400 * 7) : 0
     }
 
     /// - Parameters:
@@ -98,11 +119,11 @@ public enum MediaSalvage {
         while av_read_frame(source, packet) >= 0 {
             defer { av_packet_unref(packet) }
             let index = Int(packet.pointee.stream_index)
-            guard index < streamMap.count, streamMap[index] >= 0,
+            guard index >= 0, index < streamMap.count, streamMap[index] >= 0,
                   packet.pointee.flags & kc_av_pkt_flag_corrupt() == 0 else { continue }
             let inStream = source.pointee.streams[index]!
             let outStream = destination.pointee.streams[Int(streamMap[index])]!
-            let end = Double(packet.pointee.pts + packet.pointee.duration) * av_q2d(inStream.pointee.time_base)
+            let end = endSeconds(packet, timeBase: inStream.pointee.time_base)
             if inStream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
                 report.videoPackets += 1
                 report.seconds = max(report.seconds, end)
@@ -121,5 +142,72 @@ public enum MediaSalvage {
             throw MediaError(.invalidInput, operation: "salvage", path: input, detail: "the file holds no complete media fragment")
         }
         return report
+    }
+}
+
+/// Decodes the first frame of a file's main stream (video if there is one, else sound),
+/// to prove that what salvage would keep really plays.
+private final class FirstFrameProbe {
+    private let streamIndex: Int32
+    private let codec: CodecContext
+    private let frame: Frame
+    private var packetsTried = 0
+    private(set) var decoded = false
+    let mediaName: String
+
+    /// - Throws: `MediaError.invalidInput` when a stream has no known codec or no picture
+    ///   size, or there is no decoder for the main stream.
+    init(_ source: UnsafeMutablePointer<AVFormatContext>, path: String) throws(MediaError) {
+        var main: Int32 = -1
+        for index in 0..<Int(source.pointee.nb_streams) {
+            guard let parameters = source.pointee.streams[index]?.pointee.codecpar else { continue }
+            let type = parameters.pointee.codec_type
+            guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
+            guard parameters.pointee.codec_id != AV_CODEC_ID_NONE else {
+                throw MediaError(.invalidInput, operation: "read media", path: path, detail: "stream \(index) has no known codec")
+            }
+            if type == AVMEDIA_TYPE_VIDEO {
+                guard parameters.pointee.width > 0, parameters.pointee.height > 0 else {
+                    throw MediaError(.invalidInput, operation: "read media", path: path, detail: "the video stream has no picture size")
+                }
+                if main < 0 || source.pointee.streams[Int(main)]!.pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_VIDEO {
+                    main = Int32(index)
+                }
+            } else if main < 0 {
+                main = Int32(index)
+            }
+        }
+        guard main >= 0, let stream = source.pointee.streams[Int(main)], let parameters = stream.pointee.codecpar else {
+            throw MediaError(.invalidInput, operation: "read media", path: path, detail: "the file has no video or sound stream")
+        }
+        let isVideo = parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+        mediaName = isVideo ? "picture" : "sound"
+        guard let decoder = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw MediaError(.invalidInput, operation: "read media", path: path, detail: "no decoder for its \(isVideo ? "video" : "sound")")
+        }
+        streamIndex = main
+        codec = try CodecContext(decoder, operation: "open a decoder to check \(path)")
+        frame = try Frame(operation: "check \(path)")
+        guard avcodec_parameters_to_context(codec.pointer, parameters) >= 0 else {
+            throw MediaError(.invalidInput, operation: "read media", path: path, detail: "its codec parameters are damaged")
+        }
+        codec.pointer.pointee.thread_count = 1
+        // Damage is what this looks for: the decoder's own complaints stay out of the log.
+        codec.pointer.pointee.log_level_offset = AV_LOG_INFO - AV_LOG_ERROR
+        guard avcodec_open2(codec.pointer, decoder, nil) >= 0 else {
+            throw MediaError(.invalidInput, operation: "read media", path: path, detail: "its codec set-up is damaged")
+        }
+    }
+
+    /// Feeds one packet of the main stream until a frame comes out (at most 120 packets:
+    /// a few keyframe intervals).
+    func offer(_ packet: UnsafeMutablePointer<AVPacket>) {
+        guard !decoded, packetsTried < 120, packet.pointee.stream_index == streamIndex else { return }
+        packetsTried += 1
+        guard avcodec_send_packet(codec.pointer, packet) >= 0 else { return }
+        if avcodec_receive_frame(codec.pointer, frame.pointer) >= 0 {
+            decoded = frame.pointer.pointee.width > 0 || frame.pointer.pointee.nb_samples > 0
+            av_frame_unref(frame.pointer)
+        }
     }
 }

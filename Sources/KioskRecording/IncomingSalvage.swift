@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import KioskCore
 import KioskMedia
@@ -7,20 +8,39 @@ import Logging
 public enum SalvageOutcome: Sendable, Equatable {
     /// Repaired and moved into the library.
     case recovered(path: String, seconds: Double)
-    /// Held nothing playable; removed.
+    /// Never held media (empty, or a header with no fragment); removed.
     case discarded(reason: String)
+    /// Could not be repaired: moved whole into `<root>/.quarantine` for a person, never
+    /// deleted and never tried again.
+    case quarantined(path: String, reason: String)
     /// Still being written by another kioskcam process; left alone.
     case inUse
-    /// Not ours (unknown name) or could not be handled; left in place for a person.
+    /// Not ours (unknown name), or an error that may pass (tried again at the next start,
+    /// up to `IncomingSalvage.maximumAttempts` times in all).
     case leftInPlace(reason: String)
 }
 
 /// Finishes what a crash or power cut left in `<root>/.incoming`: every fragment
 /// that reached the disk is re-muxed into a properly closed file and moved into the
 /// library under the name the recording would have had.
+///
+/// Salvage runs at every start, so a file that defeats it must not stop the start: every
+/// number read from the file is checked, a file that cannot be repaired is quarantined,
+/// and each attempt is counted on disk first, so that a file on which salvage itself
+/// crashed (or hung until the watchdog killed it) is quarantined after
+/// `maximumAttempts` starts instead of crashing every boot.
 public struct IncomingSalvage: Sendable {
     let files: LibraryFiles
     let logger: Logger
+
+    /// Starts at which one file may be tried before it goes to quarantine.
+    public static let maximumAttempts = 3
+    /// A crash tears at most the fragment being written (about a second). More unreadable
+    /// bytes than this after the playable part mean damage in the middle, which cutting
+    /// the file would destroy: such a file is quarantined whole instead.
+    static let largestTornTail: Int64 = 64 << 20
+    /// A file with no header and no more bytes than a header takes never held media.
+    static let largestHeaderOnly: Int64 = 8 << 10
 
     public init(files: LibraryFiles, logger: Logger) {
         self.files = files
@@ -41,46 +61,72 @@ public struct IncomingSalvage: Sendable {
                 }
                 continue
             }
-            let outcome = salvageOne(tempPath: path, kind: kind, time: time)
-            results.append((path, outcome))
+            results.append((path, salvageCounted(tempPath: path, kind: kind, time: time)))
+        }
+        // Attempt counters whose file is gone (salvaged by hand, say) are stale.
+        for name in names where name.hasPrefix(".") && name.hasSuffix(Self.attemptsSuffix) {
+            let file = String(name.dropFirst().dropLast(Self.attemptsSuffix.count))
+            if !FileManagerNames.exists(directory + "/" + file) { unlink(directory + "/" + name) }
         }
         return results
     }
 
-    /// Salvages one temp file.
+    /// Salvages one temp file (a recorder whose writer failed calls this too).
     /// - Returns: The library path, if anything was recovered.
     @discardableResult
     public func salvage(tempPath: String, kind: MediaKind, time: LocalTimestamp) -> String? {
-        if case .recovered(let path, _) = salvageOne(tempPath: tempPath, kind: kind, time: time) { return path }
+        if case .recovered(let path, _) = salvageCounted(tempPath: tempPath, kind: kind, time: time) { return path }
         return nil
     }
 
-    func salvageOne(tempPath: String, kind: MediaKind, time: LocalTimestamp) -> SalvageOutcome {
+    /// One attempt, counted on disk before it starts and cleared once it has an answer.
+    func salvageCounted(tempPath: String, kind: MediaKind, time: LocalTimestamp) -> SalvageOutcome {
         let fd = open(tempPath, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return .leftInPlace(reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 { return .inUse }
 
+        let counter = Self.attemptsPath(tempPath)
+        let attempts = Self.readAttempts(counter)
+        if attempts >= Self.maximumAttempts {
+            let outcome = quarantine(tempPath, reason: "salvage did not finish in \(attempts) attempts "
+                                     + "(kioskcam stopped, or an error, while repairing it)")
+            unlink(counter)
+            return outcome
+        }
+        Self.writeAttempts(counter, attempts + 1)
+        let outcome = salvageOne(fd: fd, tempPath: tempPath, kind: kind, time: time)
+        if case .leftInPlace = outcome { return outcome }   // counted: tried again, but not forever
+        unlink(counter)
+        return outcome
+    }
+
+    func salvageOne(fd: Int32, tempPath: String, kind: MediaKind, time: LocalTimestamp) -> SalvageOutcome {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .leftInPlace(reason: String(cString: strerror(errno))) }
+        let fileSize = Int64(info.st_size)
         if kind == .photo {
             // Stills are written whole before the move; a leftover is an interrupted write.
             unlink(tempPath)
             return .discarded(reason: "interrupted still")
         }
         // 1. Cut the torn tail in place: needs no free space, so it works on a full disk.
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .leftInPlace(reason: String(cString: strerror(errno))) }
-        let scan = FragmentedMP4Scan.scan(fileSize: Int64(info.st_size)) { offset, count in
+        let scan = FragmentedMP4Scan.scan(fileSize: fileSize) { offset, count in
             var bytes = [UInt8](repeating: 0, count: count)
             let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
             return Array(bytes.prefix(max(0, got)))
         }
-        guard scan.hasHeader, scan.fragments > 0 else {
-            unlink(tempPath)
-            let reason = scan.hasHeader ? "no complete fragment was written" : "the file has no MP4 header"
-            logger.warning("discarded \(tempPath): \(reason)")
-            return .discarded(reason: reason)
+        guard scan.hasHeader else {
+            guard fileSize > Self.largestHeaderOnly else { return discard(tempPath, "the file has no MP4 header") }
+            return quarantine(tempPath, reason: "no MP4 header in \(fileSize) bytes (damaged at the start)")
         }
-        if scan.playableLength < Int64(info.st_size) {
+        let unreadable = fileSize - scan.playableLength
+        if unreadable > Self.largestTornTail {
+            return quarantine(tempPath, reason: "\(unreadable) bytes after byte \(scan.playableLength) cannot be read "
+                              + "(damaged in the middle, not torn at the end)")
+        }
+        guard scan.fragments > 0 else { return discard(tempPath, "no complete fragment was written") }
+        if unreadable > 0 {
             _ = ftruncate(fd, off_t(scan.playableLength))
             _ = fsync(fd)
         }
@@ -90,9 +136,16 @@ public struct IncomingSalvage: Sendable {
             do {
                 report = try MediaSalvage.inspect(tempPath)
             } catch {
+                // The re-muxed copy must pass the same check before it replaces the original.
                 let repaired = tempPath + ".salvage"
                 unlink(repaired)
-                report = try MediaSalvage.remux(input: tempPath, output: repaired)
+                do {
+                    _ = try MediaSalvage.remux(input: tempPath, output: repaired)
+                    report = try MediaSalvage.inspect(repaired)
+                } catch {
+                    unlink(repaired)
+                    throw error
+                }
                 _ = rename(repaired, tempPath)
             }
             let path = try files.moveIntoLibrary(tempPath, kind: kind, time: time, seconds: report.seconds)
@@ -104,13 +157,60 @@ public struct IncomingSalvage: Sendable {
             logger.notice("salvaged \(path): \(String(format: "%.1f", report.seconds)) s recovered from an interrupted recording")
             return .recovered(path: path, seconds: report.seconds)
         } catch let error as MediaError where error.code == .invalidInput {
-            unlink(tempPath)
-            logger.warning("discarded \(tempPath): \(error.detail)")
-            return .discarded(reason: error.detail)
+            return quarantine(tempPath, reason: "its fragments cannot be read back (\(error.detail))")
         } catch {
-            logger.error("could not salvage \(tempPath): \(error); it stays in the temp area")
+            logger.error("could not salvage \(tempPath): \(error); it stays in the temp area and is tried again at the next start")
             return .leftInPlace(reason: "\(error)")
         }
+    }
+
+    private func discard(_ tempPath: String, _ reason: String) -> SalvageOutcome {
+        unlink(tempPath)
+        logger.warning("discarded \(tempPath): \(reason)")
+        return .discarded(reason: reason)
+    }
+
+    private func quarantine(_ tempPath: String, reason: String) -> SalvageOutcome {
+        do {
+            let path = try files.moveToQuarantine(tempPath, reason: reason)
+            logger.error("could not salvage \(tempPath): \(reason); moved it to \(path), where it is kept for a person (ffmpeg or untrunc may still get something out of it)")
+            return .quarantined(path: path, reason: reason)
+        } catch {
+            logger.error("could not salvage \(tempPath): \(reason); and could not move it to quarantine: \(error)")
+            return .leftInPlace(reason: "\(reason); \(error)")
+        }
+    }
+
+    // MARK: Attempt counter: `.<name>.attempts` beside the file, a decimal number.
+
+    static let attemptsSuffix = ".attempts"
+
+    static func attemptsPath(_ tempPath: String) -> String {
+        guard let slash = tempPath.lastIndex(of: "/") else { return "." + tempPath + attemptsSuffix }
+        return tempPath[...slash] + "." + tempPath[tempPath.index(after: slash)...] + attemptsSuffix
+    }
+
+    /// The count so far: a missing counter is 0; a torn or damaged one counts as one attempt.
+    static func readAttempts(_ path: String) -> Int {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
+        guard got > 0 else { return 0 }
+        let text = String(decoding: bytes.prefix(got), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.count <= 6, let value = Int(text), value >= 0 else { return 1 }
+        return value
+    }
+
+    /// Written and synced before the attempt, so a crash during it still counts.
+    static func writeAttempts(_ path: String, _ count: Int) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let text = Array("\(count)\n".utf8)
+        _ = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = fsync(fd)
     }
 }
 

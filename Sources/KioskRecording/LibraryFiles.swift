@@ -86,6 +86,58 @@ public struct LibraryFiles: Sendable {
         throw RecorderError(.library, "too many recordings named \(time.timeStamp) in \(directory)")
     }
 
+    /// Moves a file salvage could not repair into `<root>/.quarantine` (same file system:
+    /// a rename, needing no space), never replacing anything there, with a `.txt` beside
+    /// it saying why. The `.part` suffix is dropped so a person's tools know the type.
+    /// - Returns: The quarantined file's path.
+    /// - Throws: `RecorderError.library` when the folder cannot be made or the move fails.
+    public func moveToQuarantine(_ path: String, reason: String) throws(RecorderError) -> String {
+        let directory = layout.quarantineDirectory
+        try makeDirectories(directory)
+        var name = String(path.split(separator: "/").last ?? "file")
+        if name.hasSuffix(LibraryLayout.partSuffix) { name.removeLast(LibraryLayout.partSuffix.count) }
+        for attempt in 0..<1000 {
+            let target = directory + "/" + (attempt == 0 ? name : "\(attempt)-" + name)
+            if link(path, target) == 0 {
+                unlink(path)
+            } else if errno == EEXIST {
+                continue
+            } else {
+                // No hard links here (vfat/exFAT): rename after a check.
+                var info = stat()
+                if stat(target, &info) == 0 { continue }
+                guard rename(path, target) == 0 else { throw Self.failure("move \(path) to", target) }
+            }
+            let note = Array("\(reason)\n".utf8)
+            let fd = open(target + ".txt", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            if fd >= 0 {
+                _ = note.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                close(fd)
+            }
+            syncDirectory(directory)
+            syncDirectory(layout.incomingDirectory)
+            return target
+        }
+        throw RecorderError(.library, "too many files named \(name) in \(directory)")
+    }
+
+    /// Files in `<root>/.quarantine` (their `.txt` notes not counted): for status and metrics.
+    public func quarantinedFileCount() -> Int {
+        guard let directory = opendir(layout.quarantineDirectory) else { return 0 }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !name.hasPrefix("."), !name.hasSuffix(".txt") { count += 1 }
+        }
+        return count
+    }
+
+    private static func failure(_ operation: String, _ path: String) -> RecorderError {
+        let code = errno
+        return RecorderError(code == ENOSPC ? .diskFull : .library, "cannot \(operation) \(path): \(String(cString: strerror(code)))")
+    }
+
     /// Writes `bytes` to a new library file via the temp area (for stills).
     public func writeFile(_ bytes: [UInt8], kind: MediaKind, time: LocalTimestamp) throws(RecorderError) -> String {
         try prepare()

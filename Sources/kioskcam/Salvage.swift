@@ -25,6 +25,8 @@ struct Salvage: ParsableCommand {
                 case .recovered(let path, let seconds): print("recovered \(path) (\(Int(seconds.rounded())) s) from \(file)")
                 case .discarded(let reason): print("removed \(file): \(reason)")
                 case .inUse: print("skipped \(file): another kioskcam is still writing it")
+                case .quarantined(let path, let reason):
+                    print("could not repair \(file) (\(reason)): kept in \(path) for a person to look at"); problems += 1
                 case .leftInPlace(let reason): print("left \(file) in place: \(reason)"); problems += 1
                 }
             }

@@ -80,6 +80,28 @@ final class CommandLineTests: XCTestCase {
         XCTAssertLessThanOrEqual(seconds, recordedBeforeKill + 0.5)
     }
 
+    /// The field crash, through the binary: a torn `.part` whose last box claims a 64-bit
+    /// size near Int64.max made `kioskcam salvage` die with "arithmetic overflow" (and
+    /// the daemon, which salvages at start, crash on every boot).
+    func testSalvageOfATornBoxSizeIsNotACrash() throws {
+        let folder = TemporaryDirectory()
+        let incoming = folder.path + "/.incoming"
+        try FileManager.default.createDirectory(atPath: incoming, withIntermediateDirectories: true)
+        func box(_ type: String, _ payload: Int) -> [UInt8] {
+            let size = UInt32(8 + payload)
+            return [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]
+                + Array(type.utf8) + [UInt8](repeating: 0, count: payload)
+        }
+        let torn = box("ftyp", 16) + box("moov", 64) + [0, 0, 0, 1] + Array("moof".utf8)
+            + [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0] + [UInt8](repeating: 1, count: 200)
+        let temp = incoming + "/video-20261122-101010.mp4.part"
+        try Data(torn).write(to: URL(fileURLWithPath: temp))
+        let result = try kioskcam(["salvage", "--root", folder.path])
+        XCTAssertEqual(result.status, 0, "stdout: \(result.stdout)\nstderr: \(result.stderr)")
+        XCTAssertTrue(result.stdout.contains("removed \(temp): no complete fragment was written"), result.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: temp))
+    }
+
     func testBadInputIsAClearErrorAndWritesNothing() throws {
         let folder = TemporaryDirectory()
         let root = folder.path + "/media"
