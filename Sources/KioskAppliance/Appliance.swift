@@ -39,21 +39,29 @@ public struct ApplianceStatus: Sendable {
     public var lastSnapshot: String?
     /// The built-in test pattern / tone stand in for missing devices.
     public var usingBuiltInSources: Bool
+    /// What is recording (the `recorder` status is that recording's).
+    public var activity: RecordingActivity
+    /// Files salvage could not repair, kept in `<root>/.quarantine` for a person.
+    public var quarantinedFiles: Int
 }
 
 /// The running appliance's capture and recording core: the sources run all the time
-/// (the screen shows their picture), the recorder records when told to, and camera
-/// losses end the file and resume recording when the camera returns.
+/// (the screen shows their picture), the recorders record when told to — one recording
+/// at a time, decided by `RecordingOwner` — and camera losses end the file and resume
+/// recording when the camera returns.
 ///
-/// Commands may come from any thread (buttons, touch, the control socket).
+/// Commands may come from any thread (buttons, touch, the control socket); they block
+/// (a start purges the library first when space is low), so never call them from the
+/// Swift concurrency pool or the UI loop.
 public final class Appliance: @unchecked Sendable {
     public let logger: Logger
     public let camera: VideoSource?
     public let microphone: AudioSource?
-    /// Video and sound into `.mp4`.
-    public let recorder: Recorder
-    /// Sound only into `.m4a` (with its waveform), fed the same microphone.
-    public let audioRecorder: Recorder?
+    /// Video and sound into `.mp4`, and sound only into `.m4a`: started and stopped only
+    /// through `record(_:)`.
+    let owner: RecordingOwner
+    /// Free space and retention, on their own thread (never the encoder's).
+    public let storage: StorageGuard
     public let preview: PreviewTap
     public let usingBuiltInSources: Bool
     private let startedAt = Date()
@@ -86,22 +94,31 @@ public final class Appliance: @unchecked Sendable {
         var settings = SourceFactory.recorderSettings(configuration, video: camera.format, audio: microphone?.format, version: version)
         if let deviceID { settings.metadata["device_id"] = deviceID }
         let box = configurationBox
-        settings.storageCheck = LibraryStorage.check({ box.value }, logger: logger)
+        storage = StorageGuard(configuration: { box.value }, logger: logger)
+        settings.storageCheck = storage.check
         let relay = EventRelay()
-        recorder = Recorder(settings: settings, clock: SystemClock(), logger: logger, overflow: .dropOldest,
-                            onEvent: { relay.forward($0) })
+        let recorder = Recorder(settings: settings, clock: SystemClock(), logger: logger, overflow: .dropOldest,
+                                onEvent: { relay.forward($0) })
+        var audioRecorder: Recorder?
         if microphone != nil {
             var audioSettings = settings
             audioSettings.video = nil
             audioRecorder = Recorder(settings: audioSettings, clock: SystemClock(), logger: logger, overflow: .dropOldest,
                                      onEvent: { relay.forward($0) })
-        } else {
-            audioRecorder = nil
         }
+        owner = RecordingOwner(video: recorder, audio: audioRecorder)
         preview = PreviewTap(downstream: recorder, soundOnly: audioRecorder,
                              framesPerSecond: configuration.screen.previewFramesPerSecond)
         relay.target = self
         try salvageLeftovers(configuration)
+    }
+
+    /// The encoder threads' heartbeats, for the watchdog.
+    public var encoderHeartbeats: [(name: String, beats: @Sendable () -> UInt64)] {
+        let video = owner.video
+        var parts: [(String, @Sendable () -> UInt64)] = [("encoder", { video.heartbeat })]
+        if let audio = owner.audio { parts.append(("sound-only encoder", { audio.heartbeat })) }
+        return parts
     }
 
     public var configuration: Configuration { configurationBox.value }
@@ -153,6 +170,10 @@ public final class Appliance: @unchecked Sendable {
                 logger.notice("recovered \(String(format: "%.1f", seconds)) s from \(file) into \(path)")
             }
         }
+        let quarantined = files.quarantinedFileCount()
+        if quarantined > 0 {
+            logger.warning("\(quarantined) damaged recording(s) that salvage could not repair are kept in \(files.layout.quarantineDirectory): look at them, then delete them")
+        }
     }
 
     // MARK: Sources
@@ -182,89 +203,84 @@ public final class Appliance: @unchecked Sendable {
         lock.withLock { sourcesRunning = false }
     }
 
-    // MARK: Commands (any thread)
+    // MARK: Commands (any thread but the concurrency pool and the UI loop)
 
-    /// Starts recording.
-    /// - Throws: `ApplianceError` with the recorder's reason ("already recording", disk full).
-    public func startRecording(maximumSeconds: Double? = nil) throws {
-        if case .lost = (camera as? CameraSupervisor)?.health {
-            throw ApplianceError("the camera is not delivering frames (\(cameraState)); check its cable, or kioskcam probe")
+    /// Starts, stops or toggles a recording, by the one rule for all callers (one
+    /// recording at a time; see `RecordingArbiter`).
+    /// - Parameter maximumSeconds: For a start: end by itself after this much recorded time.
+    /// - Returns: What was done.
+    /// - Throws: `ApplianceError` naming why not: something else records, nothing does,
+    ///   no microphone, a camera that delivers no frames, a full disk.
+    @discardableResult
+    public func record(_ request: RecordingRequest, maximumSeconds: Double? = nil) throws(ApplianceError) -> RecordingDecision {
+        let decision = try owner.perform(request, maximumSeconds: maximumSeconds) { () throws(ApplianceError) in
+            if case .lost = (camera as? CameraSupervisor)?.health {
+                throw ApplianceError("the camera is not delivering frames (\(cameraState)); check its cable, or kioskcam probe")
+            }
         }
-        do {
-            try recorder.start(maximumSeconds: maximumSeconds)
-        } catch {
-            throw ApplianceError(error.description)
+        switch decision {
+        case .start(.video): lock.withLock { userWantsRecording = true; resumeAfterCameraLoss = false }
+        case .stop: lock.withLock { userWantsRecording = false; resumeAfterCameraLoss = false }
+        case .start(.audio), .refuse: break
         }
-        lock.withLock { userWantsRecording = true; resumeAfterCameraLoss = false }
+        return decision
     }
 
-    /// Starts a sound-only recording (`.m4a` with a waveform picture).
-    /// - Throws: `ApplianceError` without a microphone, while a recording runs, or when
-    ///   the disk is full.
-    public func startAudioRecording(maximumSeconds: Double? = nil) throws {
-        guard let audioRecorder else {
-            throw ApplianceError("there is no microphone, so there is nothing to record sound from; set [microphone] source")
-        }
-        guard recorder.status.state == .idle else { throw ApplianceError("already recording") }
-        do {
-            try audioRecorder.start(maximumSeconds: maximumSeconds)
-        } catch {
-            throw ApplianceError(error.description)
-        }
-    }
+    /// What is recording now.
+    public var activity: RecordingActivity { owner.activity }
 
-    /// The recorder that is not idle, if any.
-    private var activeRecorder: Recorder? {
-        if recorder.status.state != .idle { return recorder }
-        if let audioRecorder, audioRecorder.status.state != .idle { return audioRecorder }
-        return nil
+    /// The files the last recording of `kind` finished (after a stop, say).
+    public func finishedFiles(of kind: RecordingKind) -> [String] {
+        (kind == .audio ? owner.audio ?? owner.video : owner.video).status.finishedFiles
     }
 
     /// The state of whichever recording runs (video or sound only).
-    public var recordingState: RecordingState { activeRecorder?.status.state ?? .idle }
+    public var recordingState: RecordingState { owner.activity.state }
 
-    /// Stops recording; the file is in the library once the state is idle again.
-    public func stopRecording() throws {
-        lock.withLock { userWantsRecording = false; resumeAfterCameraLoss = false }
-        do {
-            try (activeRecorder ?? recorder).stop(.now)
-        } catch {
-            throw ApplianceError(error.description)
+    /// Waits until nothing records, up to `timeout` seconds. Blocking.
+    /// - Returns: Whether everything is idle.
+    public func waitUntilIdle(timeout: Double) -> Bool { owner.waitUntilIdle(timeout: timeout) }
+
+    /// Saves the next frame as a JPEG. Without a camera picture (no camera, capture not
+    /// running, camera lost) it fails at once instead of waiting.
+    /// - Parameters:
+    ///   - timeout: Seconds to wait for the next frame.
+    ///   - completion: Called once, on the encoder thread or the caller's.
+    public func takeSnapshot(timeout: Double = 5, _ completion: @escaping @Sendable (Result<String, ApplianceError>) -> Void) {
+        if let problem = stillProblem {
+            completion(.failure(ApplianceError(problem)))
+            return
         }
-    }
-
-    /// Start when idle, stop when recording; ignored (with the reason) while starting or
-    /// stopping, so a bouncing finger never queues a second toggle.
-    /// - Returns: What happened, for logs and the event stream.
-    @discardableResult
-    public func toggleRecording() -> String {
-        switch recordingState {
-        case .idle:
-            do { try startRecording(); return "recording started" } catch { return "not started: \(error)" }
-        case .recording:
-            do { try stopRecording(); return "recording stopped" } catch { return "not stopped: \(error)" }
-        case .starting, .stopping:
-            return "ignored: the recording is \(recordingState.rawValue)"
-        }
-    }
-
-    /// Saves the next frame as a JPEG.
-    public func takeSnapshot(_ completion: @escaping @Sendable (Result<String, ApplianceError>) -> Void) {
-        recorder.snapshot { result in
+        owner.video.snapshot(timeout: timeout) { result in
             completion(result.mapError { ApplianceError($0.description) })
         }
     }
 
-    /// Takes a still and waits for it (up to `timeout` seconds).
-    public func takeSnapshot(timeout: Double = 10) throws -> String {
+    /// Takes a still and waits for it. Blocking.
+    /// - Throws: `ApplianceError` when there is no camera picture, too many stills wait,
+    ///   or no frame comes within `timeout` seconds.
+    public func takeSnapshot(timeout: Double = 5) throws(ApplianceError) -> String {
+        let done = DispatchSemaphore(value: 0)
         let box = SnapshotBox()
-        takeSnapshot { box.set($0) }
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if let result = box.value { return try result.get() }
-            Thread.sleep(forTimeInterval: 0.02)
+        takeSnapshot(timeout: timeout) { result in
+            box.set(result)
+            done.signal()
         }
-        throw ApplianceError("no frame arrived from the camera within \(Int(timeout)) s; check the camera (kioskcam probe)")
+        // The recorder answers by its deadline; the extra seconds only cover a stuck encoder.
+        guard done.wait(timeout: .now() + timeout + 5) == .success, let result = box.value else {
+            throw ApplianceError("no frame arrived from the camera within \(Int(timeout)) s; check the camera (kioskcam probe)")
+        }
+        return try result.get()
+    }
+
+    /// Why a still cannot be taken now, or nil.
+    private var stillProblem: String? {
+        guard camera != nil else { return "there is no camera, so there is no picture to take; set [camera] source" }
+        guard lock.withLock({ sourcesRunning }) else { return "the camera has not started yet (see the log); try again in a moment" }
+        if let supervisor = camera as? CameraSupervisor, supervisor.health != .running {
+            return "no picture from the camera (\(supervisor.health)); check its cable, or kioskcam probe"
+        }
+        return nil
     }
 
     // MARK: Upkeep (the upkeep service calls this twice a second)
@@ -281,21 +297,23 @@ public final class Appliance: @unchecked Sendable {
         guard let supervisor = camera as? CameraSupervisor else { return }
         switch supervisor.health {
         case .lost:
+            let videoRecording = owner.activity == RecordingActivity(kind: .video, state: .recording)
             let mustStop = lock.withLock { () -> Bool in
-                guard userWantsRecording, recorder.status.state == .recording else { return false }
+                guard userWantsRecording, videoRecording else { return false }
                 resumeAfterCameraLoss = true
                 return true
             }
             if mustStop {
                 logger.error("\(supervisor.health); the recording so far is kept, and recording resumes when the camera is back")
-                try? recorder.stop(.now)
+                // Through the owner, but keeping the wish to record: this stop is not the user's.
+                _ = try? owner.perform(.stop)
             }
         case .running:
-            let resume = lock.withLock { resumeAfterCameraLoss && recorder.status.state == .idle }
+            let resume = lock.withLock { resumeAfterCameraLoss } && owner.activity.state == .idle
             if resume {
                 lock.withLock { resumeAfterCameraLoss = false }
                 logger.notice("camera is back: recording again")
-                do { try recorder.start() } catch { logger.error("could not resume recording: \(error)") }
+                do { try owner.perform(.start(.video)) } catch { logger.error("could not resume recording: \(error)") }
             }
         case .starting:
             break
@@ -309,7 +327,8 @@ public final class Appliance: @unchecked Sendable {
     }
 
     public var status: ApplianceStatus {
-        let recorderStatus = (activeRecorder ?? recorder).status
+        let activity = owner.activity
+        let recorderStatus = (activity.kind == .audio ? owner.audio ?? owner.video : owner.video).status
         let space = Self.space(at: configuration.storage.mediaRoot)
         let (taken, last) = lock.withLock { (snapshotsTaken, lastSnapshot) }
         let alsa = microphone as? ALSAMicrophone
@@ -332,7 +351,9 @@ public final class Appliance: @unchecked Sendable {
             startedAt: startedAt,
             snapshotsTaken: taken,
             lastSnapshot: last,
-            usingBuiltInSources: usingBuiltInSources
+            usingBuiltInSources: usingBuiltInSources,
+            activity: activity,
+            quarantinedFiles: LibraryFiles(layout: LibraryLayout(root: configuration.storage.mediaRoot)).quarantinedFileCount()
         )
     }
 
@@ -343,12 +364,13 @@ public final class Appliance: @unchecked Sendable {
         return (Int64(info.f_bavail) * Int64(info.f_frsize), Int64(info.f_blocks) * Int64(info.f_frsize))
     }
 
-    /// Finishes the recording (trailer written, file moved into the library) and stops
-    /// the encoder thread. Call after `stopSources()`.
+    /// Finishes the recording (trailer written, file moved into the library), stops the
+    /// encoder threads and the storage guard. Call after `stopSources()`. Blocking.
     public func finishRecording(timeout: Double = 30) {
         if recordingState != .idle { logger.notice("finishing the recording before exit") }
-        recorder.shutdown(timeout: timeout)
-        audioRecorder?.shutdown(timeout: timeout)
+        owner.video.shutdown(timeout: timeout)
+        owner.audio?.shutdown(timeout: timeout)
+        storage.stop()
     }
 }
 

@@ -20,23 +20,22 @@ struct ApplianceControlHandler: ControlHandler {
             return .encoding(statusReport())
         case .recordStart(let audioOnly, let duration):
             do {
-                if audioOnly {
-                    try appliance.startAudioRecording(maximumSeconds: duration)
-                } else {
-                    try appliance.startRecording(maximumSeconds: duration)
-                }
-                return .success(["state": .string(appliance.recordingState.rawValue)])
+                try appliance.record(.start(audioOnly ? .audio : .video), maximumSeconds: duration)
+                let activity = appliance.activity
+                return .success(["state": .string(activity.state.rawValue), "kind": .string((activity.kind ?? .video).rawValue)])
             } catch {
                 return .failure(ControlError(.failed, "\(error)"))
             }
         case .recordStop:
             do {
-                try appliance.stopRecording()
-                let finished = appliance.recorder.waitUntilIdle(timeout: 30) == .idle
-                    && (appliance.audioRecorder?.waitUntilIdle(timeout: 30) ?? .idle) == .idle
-                let files = appliance.status.recorder.finishedFiles
-                return .success(["state": .string(appliance.recordingState.rawValue), "finished": .bool(finished),
-                                 "files": .array(files.map(JSONValue.string))])
+                guard case .stop(let kind) = try appliance.record(.stop) else {
+                    return .failure(ControlError(.failed, "not recording: there is nothing to stop"))
+                }
+                // Answer once the file is in the library (the client waits up to 30 s).
+                let finished = appliance.waitUntilIdle(timeout: 25)
+                let files = appliance.finishedFiles(of: kind)
+                return .success(["state": .string(appliance.recordingState.rawValue), "kind": .string(kind.rawValue),
+                                 "finished": .bool(finished), "files": .array(files.map(JSONValue.string))])
             } catch {
                 return .failure(ControlError(.failed, "\(error)"))
             }
@@ -79,7 +78,7 @@ struct ApplianceControlHandler: ControlHandler {
     func statusReport() -> StatusReport {
         let status = appliance.status
         var report = StatusReport(state: status.recorder.state)
-        report.kind = status.recorder.currentFile.map { $0.hasSuffix(".m4a") ? "audio" : "video" }
+        report.kind = status.activity.kind?.rawValue
         report.currentFile = status.recorder.currentFile
         report.bytesWritten = status.recorder.bytesWritten
         report.secondsRecorded = status.recorder.secondsWritten
@@ -97,6 +96,7 @@ struct ApplianceControlHandler: ControlHandler {
         report.levelsRMSDBFS = status.recorder.audioLevels?.rmsDBFS
         report.levelsPeakDBFS = status.recorder.audioLevels?.peakHoldDBFS
         report.lastError = status.recorder.lastError
+        report.quarantinedFiles = status.quarantinedFiles
         report.version = version
         return report
     }
@@ -137,7 +137,7 @@ struct ControlService: Service {
 
     func run() async throws {
         try? await gracefulShutdown()
-        server.stop()
+        await onBackgroundThread("kioskcam.control-stop") { [server] in server.stop() }
     }
 }
 
@@ -148,7 +148,7 @@ struct InteractionService: Service {
     func run() async throws {
         loop.start()
         try? await gracefulShutdown()
-        loop.stop()
+        await onBackgroundThread("kioskcam.ui-stop") { [loop] in loop.stop() }
     }
 }
 

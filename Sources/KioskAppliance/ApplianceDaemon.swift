@@ -76,7 +76,10 @@ public final class ApplianceDaemon: @unchecked Sendable {
                                                           "bytes": .integer(status.recorder.bytesWritten)]))
             }
         }
-        if let interaction { runner.add(InteractionService(loop: interaction)) }
+        if let interaction {
+            runner.add(InteractionService(loop: interaction))
+            runner.watch("UI loop") { interaction.heartbeat }
+        }
         if let control { runner.add(ControlService(server: control)) }
         if let path = configuration.control.metricsFile {
             let directory = (path as NSString).deletingLastPathComponent
@@ -145,6 +148,7 @@ final class MetricsCounters: @unchecked Sendable {
         snapshot.defaultPIN = pin?.isDefault ?? false
         snapshot.controlClients = control?.clientCount ?? 0
         snapshot.controlEventsDroppedTotal = control?.eventsDroppedTotal ?? 0
+        snapshot.quarantinedFiles = status.quarantinedFiles
         snapshot.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
         snapshot.deviceID = deviceID
         snapshot.version = version

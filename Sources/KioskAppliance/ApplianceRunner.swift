@@ -16,6 +16,7 @@ public final class ApplianceRunner: @unchecked Sendable {
     private let logger: Logger
     private let notifier = SystemdNotifier()
     private var extraServices: [any Service] = []
+    private var watched: [(name: String, beats: @Sendable () -> UInt64)] = []
     private var hangup: DispatchSourceSignal?
     /// Called on every upkeep tick (twice a second) with the current status.
     public var onTick: (@Sendable (ApplianceStatus) -> Void)?
@@ -33,18 +34,19 @@ public final class ApplianceRunner: @unchecked Sendable {
     /// control socket), in the order added.
     public func add(_ service: any Service) { extraServices.append(service) }
 
+    /// Watches a thread's heartbeat: the watchdog is pinged only while it moves.
+    public func watch(_ name: String, beats: @escaping @Sendable () -> UInt64) { watched.append((name, beats)) }
+
     /// Runs until a shutdown signal, or `runFor` seconds if given.
     public func run(runFor: Double? = nil) async throws {
         let appliance = appliance
         let notifier = notifier
         let onTick = onTick
-        let upkeep = UpkeepService(appliance: appliance, notifier: notifier) { _ in
-            let status = appliance.status
+        let upkeep = Upkeep(appliance: appliance, notifier: notifier, watched: appliance.encoderHeartbeats + watched) { status in
             onTick?(status)
-            notifier.status(Self.statusLine(status))
         }
         let services: [any Service] = [RecordingService(appliance: appliance), CaptureService(appliance: appliance)]
-            + extraServices + [upkeep]
+            + extraServices + [UpkeepService(upkeep: upkeep)]
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -107,6 +109,7 @@ public final class ApplianceRunner: @unchecked Sendable {
         }
         let change = ConfigurationReload(from: appliance.configuration, to: new)
         appliance.adopt(new)
+        appliance.storage.purgeSoon()   // the new retention and floor apply now
         logger.notice("\(change.summary)")
     }
 }

@@ -1,17 +1,23 @@
 import Foundation
 import KioskCore
+import KioskSources
 import Logging
 import ServiceLifecycle
 
+// Each service's `run()` runs on the Swift concurrency pool (two threads on a Pi-class
+// board), so everything that blocks — opening devices, joining threads, finishing a file,
+// a disk scan — goes through `onBackgroundThread`, and periodic work has its own thread.
+
 /// The recorder as a service. It is listed first, so on shutdown it goes last: by then
 /// capture has stopped, and it finishes the file (trailer written, moved into the
-/// library) before the process exits.
+/// library) before the process exits. The storage guard runs alongside it.
 struct RecordingService: Service {
     let appliance: Appliance
 
     func run() async throws {
+        appliance.storage.start()
         try? await gracefulShutdown()
-        appliance.finishRecording()
+        await onBackgroundThread("kioskcam.finish") { appliance.finishRecording() }
     }
 }
 
@@ -26,7 +32,7 @@ struct CaptureService: Service {
         var lastError: String?
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
-                try appliance.startSources()
+                try await onBackgroundThread("kioskcam.capture-start") { [appliance] in try appliance.startSources() }
                 if lastError != nil { appliance.logger.notice("capture started") }
                 break
             } catch {
@@ -38,32 +44,64 @@ struct CaptureService: Service {
         }
         try? await gracefulShutdown()
         appliance.logger.info("stopping capture")
-        appliance.stopSources()
+        await onBackgroundThread("kioskcam.capture-stop") { [appliance] in appliance.stopSources() }
     }
 }
 
-/// Twice a second: follow the camera's health, ping the watchdog; every few seconds the
-/// metrics file; hourly retention.
+/// Upkeep as a service: its thread runs from start to shutdown.
 struct UpkeepService: Service {
-    let appliance: Appliance
-    let notifier: SystemdNotifier
-    /// Work done on every tick besides the camera (metrics, status text).
-    let tick: @Sendable (_ now: Date) -> Void
+    let upkeep: Upkeep
 
     func run() async throws {
-        var lastPurge = Date()
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            let now = Date()
-            appliance.superviseCamera()
-            if notifier.watchdogInterval != nil { notifier.watchdog() }
-            if now.timeIntervalSince(lastPurge) >= 3600 {
-                lastPurge = now
-                let configuration = appliance.configuration
-                LibraryStorage.purge(configuration, logger: appliance.logger,
-                                     protecting: [CalendarDate(LocalTimestamp(now))])
-            }
-            tick(now)
-            try? await Task.sleep(for: .milliseconds(500))
+        upkeep.start()
+        try? await gracefulShutdown()
+        await onBackgroundThread("kioskcam.upkeep-stop") { [upkeep] in upkeep.stop() }
+    }
+}
+
+/// Twice a second, on its own thread: follow the camera's health (a lost camera ends
+/// the file, its return resumes recording — both may block), feed the screen and the
+/// status line, and ping systemd's watchdog — only while every watched thread (the
+/// encoders, the UI loop) has made progress since the last ping, so a stuck one gets
+/// the daemon restarted.
+final class Upkeep: @unchecked Sendable {
+    private let appliance: Appliance
+    private let notifier: SystemdNotifier
+    private let watched: [(name: String, beats: @Sendable () -> UInt64)]
+    private let tick: @Sendable (ApplianceStatus) -> Void
+    private var thread: RepeatingThread?
+    // Owned by the upkeep thread.
+    private var gate: WatchdogGate
+    private let clock = SystemClock()
+
+    /// - Parameters:
+    ///   - watched: The threads whose heartbeats gate the watchdog.
+    ///   - tick: Work done each round with the current status (screen, socket events).
+    init(appliance: Appliance, notifier: SystemdNotifier, watched: [(name: String, beats: @Sendable () -> UInt64)],
+         tick: @escaping @Sendable (ApplianceStatus) -> Void) {
+        self.appliance = appliance
+        self.notifier = notifier
+        self.watched = watched
+        self.tick = tick
+        gate = WatchdogGate(names: watched.map(\.name), now: SystemClock().now())
+        thread = RepeatingThread(name: "kioskcam.upkeep", interval: 0.5) { [weak self] _ in self?.round() }
+    }
+
+    func start() { thread?.start() }
+
+    /// Ends the thread and waits for it. Blocking.
+    func stop() { thread?.stop() }
+
+    private func round() {
+        appliance.superviseCamera()
+        let outcome = gate.observe(watched.map { $0.beats() }, now: clock.now())
+        for (name, seconds) in outcome.stalled {
+            appliance.logger.error("the \(name) thread has made no progress for \(Int(seconds)) s; systemd's watchdog restarts kioskcam if it stays stuck")
         }
+        for name in outcome.recovered { appliance.logger.notice("the \(name) thread is making progress again") }
+        if outcome.ping, notifier.watchdogInterval != nil { notifier.watchdog() }
+        let status = appliance.status
+        tick(status)
+        notifier.status(ApplianceRunner.statusLine(status))
     }
 }

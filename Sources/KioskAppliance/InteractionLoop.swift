@@ -28,6 +28,7 @@ public final class InteractionLoop: @unchecked Sendable {
     // Guarded by `inboxLock`.
     private var inbox: [Message] = []
     private var stopRequested = false
+    private var beats: UInt64 = 0
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
@@ -115,6 +116,10 @@ public final class InteractionLoop: @unchecked Sendable {
         close(wakeWriteFD)
     }
 
+    /// Loop iterations so far (the loop wakes at least once a second): the watchdog
+    /// pings systemd only while this moves.
+    public var heartbeat: UInt64 { inboxLock.withLock { beats } }
+
     /// The renderer, for screenshots over the control socket.
     public var screen: ScreenRenderer? { renderer }
 
@@ -170,6 +175,7 @@ public final class InteractionLoop: @unchecked Sendable {
         while true {
             let (messages, stop) = inboxLock.withLock { () -> ([Message], Bool) in
                 defer { inbox.removeAll() }
+                beats &+= 1
                 return (inbox, stopRequested)
             }
             if stop { break }
@@ -250,10 +256,18 @@ public final class InteractionLoop: @unchecked Sendable {
         }
     }
 
+    /// What is recording, counting a command sent and not yet answered as starting or
+    /// stopping: a second press meanwhile is dropped, not queued.
+    private var activity: RecordingActivity {
+        let current = appliance.activity
+        guard let commandInFlight else { return current }
+        return RecordingActivity(kind: current.kind ?? .video, state: commandInFlight)
+    }
+
     private func handle(_ event: ButtonEvent) {
         appliance.publish(.button(event.description))
         logger.info("\(event)")
-        switch ButtonGate.decide(event.action, state: commandInFlight ?? appliance.recordingState) {
+        switch ButtonGate.decide(event.action, activity: activity) {
         case .ignored(let reason):
             logger.info("button \(event.button): \(reason)")
         case .run(let command):
@@ -261,26 +275,37 @@ public final class InteractionLoop: @unchecked Sendable {
         }
     }
 
+    /// Sends a command to the appliance off this thread (a start may purge the library
+    /// first); the answer comes back through the inbox.
     private func run(_ command: ButtonCommand) {
         let appliance = appliance
         let logger = logger
         switch command {
-        case .startRecording: commandInFlight = .starting
-        case .stopRecording: commandInFlight = .stopping
-        case .takeSnapshot: break
-        }
-        commandQueue.async { [weak self] in
-            defer { self?.post(.commandDone) }
-            do {
-                switch command {
-                case .startRecording(audioOnly: false): try appliance.startRecording()
-                case .startRecording(audioOnly: true): try appliance.startAudioRecording()
-                case .stopRecording: try appliance.stopRecording()
-                case .takeSnapshot: _ = try appliance.takeSnapshot()
+        case .record(let request):
+            switch RecordingArbiter.decide(request, activity: activity) {
+            case .start: commandInFlight = .starting
+            case .stop: commandInFlight = .stopping
+            case .refuse(let refusal):
+                logger.info("\(request): \(refusal.message)")
+                return
+            }
+            commandQueue.async { [weak self] in
+                defer { self?.post(.commandDone) }
+                do {
+                    try appliance.record(request)
+                } catch {
+                    logger.error("\(command) failed: \(error)")
+                    appliance.publish(.failure("\(command): \(error)"))
                 }
-            } catch {
-                logger.error("\(command) failed: \(error)")
-                appliance.publish(.failure("\(command): \(error)"))
+            }
+        case .takeSnapshot:
+            // Answered by the encoder thread with the next frame (or at once without a
+            // camera picture): nothing waits here or on the command queue.
+            appliance.takeSnapshot { result in
+                if case .failure(let error) = result {
+                    logger.error("\(command) failed: \(error)")
+                    appliance.publish(.failure("\(command): \(error)"))
+                }
             }
         }
     }
@@ -336,8 +361,8 @@ public final class InteractionLoop: @unchecked Sendable {
         for effect in effects {
             switch effect {
             case .redraw: break
-            case .startRecording: run(.startRecording(audioOnly: false))
-            case .stopRecording: run(.stopRecording)
+            case .startRecording: run(.record(.start(.video)))
+            case .stopRecording: run(.record(.stop))
             case .takeSnapshot: run(.takeSnapshot)
             case .setPanelBlank(let blank): _ = renderer?.framebuffer.setBlanked(blank)
             case .verifyPIN(let pin):

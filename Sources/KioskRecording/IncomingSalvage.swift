@@ -156,7 +156,9 @@ public struct IncomingSalvage: Sendable {
             }
             logger.notice("salvaged \(path): \(String(format: "%.1f", report.seconds)) s recovered from an interrupted recording")
             return .recovered(path: path, seconds: report.seconds)
-        } catch let error as MediaError where error.code == .invalidInput {
+        } catch let error as MediaError where error.code == .invalidInput || error.code == .muxer || error.code == .encoderRejectedSettings {
+            // The file's own content is what fails (a muxer refusing its stream set-up is as
+            // permanent as unreadable data): trying again at every start cannot help.
             return quarantine(tempPath, reason: "its fragments cannot be read back (\(error.detail))")
         } catch {
             logger.error("could not salvage \(tempPath): \(error); it stays in the temp area and is tried again at the next start")

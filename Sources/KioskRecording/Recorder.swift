@@ -23,8 +23,10 @@ public struct RecorderSettings: Sendable {
     public var jpegQuality: Int
     /// Extra metadata for every file (device id, …).
     public var metadata: [String: String]
-    /// The disk guard, asked before a recording starts and every 2 s while it runs
-    /// (it may delete old days before answering).
+    /// The disk guard, asked before a recording starts (on the caller's thread; it may
+    /// delete old days before answering) and every 2 s while it runs (on the encoder
+    /// thread: it must answer at once from its last measurement — see `StorageGuard` —
+    /// because frames queue up while it works).
     public var storageCheck: (@Sendable (_ recording: Bool) -> StorageVerdict)?
 
     public init(layout: LibraryLayout, video: VideoTrackSettings?, audio: AudioTrackSettings?,
@@ -96,9 +98,10 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
     private var machine = RecordingStateMachine()
     private var pendingStop: StopPoint?
     private var pendingLimit: Double?
-    private var snapshotWaiters: [@Sendable (Result<String, RecorderError>) -> Void] = []
+    private var snapshotWaiters: [SnapshotWaiter] = []
     private var published = RecorderStatus()
     private var shuttingDown = false
+    private var beats: UInt64 = 0
     private let threadFinished = DispatchSemaphore(value: 0)
     /// Waveform pictures are drawn here, off the encoder thread (decoding a long
     /// recording takes a while); shutdown waits for them.
@@ -183,10 +186,30 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         onEvent(.stateChanged(.stopping))
     }
 
+    /// Stills asked for and not yet taken, at most: every waiter gets the same next frame,
+    /// so more would only pile up while no frame comes (a lost camera).
+    public static let maximumSnapshotWaiters = 8
+
     /// Saves the next video frame as a JPEG in the library.
-    public func snapshot(_ completion: @escaping @Sendable (Result<String, RecorderError>) -> Void) {
-        lock.withLock { snapshotWaiters.append(completion) }
+    /// - Parameters:
+    ///   - timeout: Seconds to wait for a frame; then `completion` gets `.snapshotFailed`.
+    ///   - completion: Called once, on the encoder thread, or at once when too many
+    ///     stills are already waiting.
+    public func snapshot(timeout: Double = 5, _ completion: @escaping @Sendable (Result<String, RecorderError>) -> Void) {
+        let deadline = clock.now().advanced(byNanoseconds: Int64(max(0, min(timeout, 3600)) * 1e9))
+        let accepted = lock.withLock { () -> Bool in
+            guard snapshotWaiters.count < Self.maximumSnapshotWaiters else { return false }
+            snapshotWaiters.append(SnapshotWaiter(deadline: deadline, completion: completion))
+            return true
+        }
+        if !accepted {
+            completion(.failure(RecorderError(.snapshotFailed, "\(Self.maximumSnapshotWaiters) stills are already waiting for a frame from the camera; try again once they are taken")))
+        }
     }
+
+    /// Encoder-loop iterations so far: the watchdog pings systemd only while this moves,
+    /// so a stuck encoder thread gets the daemon restarted.
+    public var heartbeat: UInt64 { lock.withLock { beats } }
 
     /// Waits until the recorder is idle (or `timeout` seconds pass); returns the final state.
     @discardableResult
@@ -246,6 +269,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
             let (state, stopRequest, stopping) = lock.withLock { () -> (RecordingState, StopPoint?, Bool) in
                 let request = pendingStop
                 pendingStop = nil
+                beats &+= 1
                 return (machine.state, request, shuttingDown)
             }
             if let stopRequest { beginStop(stopRequest) }
@@ -260,9 +284,11 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
             }
             finishRetiringIfDone(queueEmpty: item == nil)
             checkStorageWhileRecording()
+            expireSnapshotWaiters()
             publishProgress()
         }
         if let active { abandon(active, reason: "shutdown") }
+        failSnapshotWaiters("kioskcam is shutting down")
     }
 
     private func handle(_ frame: VideoFrame, state: RecordingState) {
@@ -543,8 +569,30 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         lock.withLock { published.lastError = error.description }
     }
 
+    /// Stills whose frame never came (no camera picture) fail with a clear message.
+    private func expireSnapshotWaiters() {
+        let now = clock.now()
+        let expired = lock.withLock { () -> [SnapshotWaiter] in
+            guard snapshotWaiters.contains(where: { now >= $0.deadline }) else { return [] }
+            let overdue = snapshotWaiters.filter { now >= $0.deadline }
+            snapshotWaiters.removeAll { now >= $0.deadline }
+            return overdue
+        }
+        for waiter in expired {
+            waiter.completion(.failure(RecorderError(.snapshotFailed, "no frame came from the camera in time; check the camera (kioskcam status, kioskcam probe)")))
+        }
+    }
+
+    private func failSnapshotWaiters(_ reason: String) {
+        let waiters = lock.withLock { () -> [SnapshotWaiter] in
+            defer { snapshotWaiters.removeAll() }
+            return snapshotWaiters
+        }
+        for waiter in waiters { waiter.completion(.failure(RecorderError(.snapshotFailed, reason))) }
+    }
+
     private func takeSnapshotIfRequested(_ frame: VideoFrame) {
-        let waiters = lock.withLock { () -> [@Sendable (Result<String, RecorderError>) -> Void] in
+        let waiters = lock.withLock { () -> [SnapshotWaiter] in
             defer { snapshotWaiters.removeAll(keepingCapacity: true) }
             return snapshotWaiters
         }
@@ -570,7 +618,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         } catch {
             result = .failure(RecorderError(.snapshotFailed, "\(error)"))
         }
-        for waiter in waiters { waiter(result) }
+        for waiter in waiters { waiter.completion(result) }
     }
 
     private func transition(_ event: RecordingEvent, error: String? = nil) {
@@ -598,4 +646,10 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
             published.videoFramesWritten = frames
         }
     }
+}
+
+/// A still asked for: answered with the next frame, or failed at its deadline.
+private struct SnapshotWaiter {
+    var deadline: MonotonicInstant
+    var completion: @Sendable (Result<String, RecorderError>) -> Void
 }

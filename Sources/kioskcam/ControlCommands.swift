@@ -83,7 +83,7 @@ struct StartCommand: ParsableCommand {
                 return seconds
             }
             let result = try DaemonConnection.send(.recordStart(audioOnly: audio, duration: seconds), with: try DaemonConnection.client(common))
-            print("recording started" + (result["file"]?.stringValue.map { ": \($0)" } ?? ""))
+            print(result["kind"]?.stringValue == "audio" ? "sound-only recording started" : "recording started")
         }
     }
 }
@@ -101,7 +101,11 @@ struct StopCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let result = try DaemonConnection.send(.recordStop, with: try DaemonConnection.client(common))
-            print("recording stopped" + (result["file"]?.stringValue.map { ": \($0)" } ?? ""))
+            let files = result["files"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            print("recording stopped" + (files.isEmpty ? "" : ": " + files.joined(separator: ", ")))
+            if result["finished"]?.boolValue == false {
+                FileHandle.standardError.write(Data("kioskcam: the file is still being finished; `kioskcam status` shows when it is in the library\n".utf8))
+            }
         }
     }
 }

@@ -15,6 +15,8 @@ struct ForegroundSession {
     private let camera: VideoSource?
     private let microphone: AudioSource?
     private let fileReplay: Bool
+    /// Free space and retention, measured and purged on their own thread.
+    private let storage: StorageGuard
 
     init(configuration: Configuration, audioOnly: Bool, realtime: Bool, logger: Logger, needsMicrophone: Bool = true) throws {
         self.configuration = configuration
@@ -24,12 +26,13 @@ struct ForegroundSession {
         camera = audioOnly ? nil : try SourceFactory.camera(configuration, realtime: realtime, logger: logger)
         microphone = needsMicrophone ? try SourceFactory.microphone(configuration, realtime: realtime, logger: logger) : nil
         fileReplay = (camera is RawFileCamera || microphone is WAVFileMicrophone) && !realtime
+        storage = StorageGuard(configuration: { configuration }, logger: logger)
     }
 
     private func makeRecorder(_ log: SessionLog) -> Recorder {
         var settings = SourceFactory.recorderSettings(configuration, video: camera?.format, audio: microphone?.format,
                                                     version: KioskCam.version)
-        settings.storageCheck = LibraryStorage.check(configuration, logger: logger)
+        settings.storageCheck = storage.check
         return Recorder(settings: settings, clock: SystemClock(), logger: logger,
                         overflow: fileReplay ? .block : .dropOldest, onEvent: { log.record($0) })
     }
@@ -64,8 +67,9 @@ struct ForegroundSession {
             recorder.shutdown()
             throw CLIError(error.description)
         }
+        storage.start()
+        defer { storage.stop() }
         let progress = ProgressLine(enabled: showProgress)
-        var lastUpkeep = Date()
         var stopReason = "done"
         var cameraLost = false
         var recordedBeforeLoss = 0.0
@@ -73,11 +77,6 @@ struct ForegroundSession {
             Thread.sleep(forTimeInterval: 0.1)
             let status = recorder.status
             progress.show(status)
-            if Date().timeIntervalSince(lastUpkeep) >= 3600 {
-                // Hourly retention; the recording's own day is never touched.
-                lastUpkeep = Date()
-                LibraryStorage.purge(configuration, logger: logger, protecting: [CalendarDate(LocalTimestamp(Date()))])
-            }
             if let supervisor = camera as? CameraSupervisor {
                 switch supervisor.health {
                 case .lost where !cameraLost:
@@ -136,7 +135,7 @@ struct ForegroundSession {
         let log = SessionLog()
         let recorder = makeRecorder(log)
         let result = ResultBox()
-        recorder.snapshot { result.set($0) }
+        recorder.snapshot(timeout: 10) { result.set($0) }
         try startSources(into: recorder)
         defer {
             stopSources()

@@ -36,8 +36,11 @@ struct Run: AsyncParsableCommand {
                 return seconds
             }
             let common = common
-            let daemon = try ApplianceDaemon(configuration: configuration, reloadConfiguration: { try common.loadConfiguration() },
-                                             version: KioskCam.version, logger: logger)
+            // Opening devices and salvaging what a crash left block: not on the concurrency pool.
+            let daemon = try await onBackgroundThread("kioskcam.start") {
+                try ApplianceDaemon(configuration: configuration, reloadConfiguration: { try common.loadConfiguration() },
+                                    version: KioskCam.version, logger: logger)
+            }
             try await daemon.run(runFor: limit)
         }
     }

@@ -2,27 +2,30 @@ import XCTest
 @testable import KioskCore
 
 final class ButtonGateTests: XCTestCase {
-    func testRecordToggleFollowsTheStateMachine() {
-        XCTAssertEqual(ButtonGate.decide(.recordToggle, state: .idle), .run(.startRecording(audioOnly: false)))
-        XCTAssertEqual(ButtonGate.decide(.recordToggle, state: .recording), .run(.stopRecording))
-        XCTAssertEqual(ButtonGate.decide(.audioToggle, state: .idle), .run(.startRecording(audioOnly: true)))
-        XCTAssertEqual(ButtonGate.decide(.audioToggle, state: .recording), .run(.stopRecording))
+    private let idle = RecordingActivity.idle
+    private func activity(_ kind: RecordingKind, _ state: RecordingState) -> RecordingActivity {
+        RecordingActivity(kind: kind, state: state)
+    }
+
+    func testRecordButtonsAreToggles() {
+        XCTAssertEqual(ButtonGate.decide(.recordToggle, activity: idle), .run(.record(.toggle(.video))))
+        XCTAssertEqual(ButtonGate.decide(.audioToggle, activity: idle), .run(.record(.toggle(.audio))))
+        for kind in RecordingKind.allCases {
+            XCTAssertEqual(ButtonGate.decide(.recordToggle, activity: activity(kind, .recording)), .run(.record(.toggle(.video))))
+            XCTAssertEqual(ButtonGate.decide(.audioToggle, activity: activity(kind, .recording)), .run(.record(.toggle(.audio))))
+        }
     }
 
     func testPressWhileStartingOrStoppingIsIgnoredNotQueued() {
         for action in [ButtonAction.recordToggle, .audioToggle] {
-            for state in [RecordingState.starting, .stopping] {
-                guard case .ignored(let reason) = ButtonGate.decide(action, state: state) else {
-                    return XCTFail("\(action) during \(state) must be ignored")
+            for kind in RecordingKind.allCases {
+                for state in [RecordingState.starting, .stopping] {
+                    guard case .ignored(let reason) = ButtonGate.decide(action, activity: activity(kind, state)) else {
+                        return XCTFail("\(action) during \(kind) \(state) must be ignored")
+                    }
+                    XCTAssertTrue(reason.contains(state == .starting ? "starting" : "finished"), reason)
                 }
-                XCTAssertFalse(reason.isEmpty)
             }
-        }
-        if case .ignored(let reason) = ButtonGate.decide(.recordToggle, state: .starting) {
-            XCTAssertTrue(reason.contains("starting"), reason)
-        }
-        if case .ignored(let reason) = ButtonGate.decide(.recordToggle, state: .stopping) {
-            XCTAssertTrue(reason.contains("finished"), reason)
         }
     }
 
@@ -32,10 +35,12 @@ final class ButtonGateTests: XCTestCase {
         var machine = RecordingStateMachine()
         var started = 0, stopped = 0
         func press() throws {
-            switch ButtonGate.decide(.recordToggle, state: machine.state) {
-            case .run(.startRecording): started += 1; try machine.apply(.start)
-            case .run(.stopRecording): stopped += 1; try machine.apply(.stop)
-            case .run(.takeSnapshot), .ignored: break
+            let now = RecordingActivity(kind: .video, state: machine.state)
+            guard case .run(.record(let request)) = ButtonGate.decide(.recordToggle, activity: now) else { return }
+            switch RecordingArbiter.decide(request, activity: now) {
+            case .start: started += 1; try machine.apply(.start)
+            case .stop: stopped += 1; try machine.apply(.stop)
+            case .refuse: break
             }
         }
         XCTAssertNoThrow(try press())
@@ -53,8 +58,9 @@ final class ButtonGateTests: XCTestCase {
 
     func testSnapshotWorksInEveryStateAndNoneNever() {
         for state in RecordingState.allCases {
-            XCTAssertEqual(ButtonGate.decide(.snapshot, state: state), .run(.takeSnapshot))
-            guard case .ignored = ButtonGate.decide(.none, state: state) else { return XCTFail("none must do nothing") }
+            let now = RecordingActivity(kind: .video, state: state)
+            XCTAssertEqual(ButtonGate.decide(.snapshot, activity: now), .run(.takeSnapshot))
+            guard case .ignored = ButtonGate.decide(.none, activity: now) else { return XCTFail("none must do nothing") }
         }
     }
 }

@@ -134,6 +134,79 @@ final class DaemonTests: XCTestCase {
             .trimmingCharacters(in: .whitespacesAndNewlines), deviceID)
     }
 
+    /// One recording at a time, through the socket (the CLI): every start/stop
+    /// combination of video and sound only. The defect: `start --audio` then `start` ran
+    /// both, `stop` ended only the video one, and the client waited 30 s for a sound-only
+    /// recording that kept growing.
+    func testOneRecordingAtATimeThroughTheSocket() throws {
+        let daemon = try startDaemon()
+        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        func status() throws -> [String: Any] {
+            let out = try daemon.kioskcam(["status", "--json"])
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any])
+        }
+
+        // Sound only first: a second start of either kind is refused, naming what runs.
+        let audioStarted = Date()
+        XCTAssertEqual(try daemon.kioskcam(["start", "--audio"]).status, 0)
+        for arguments in [["start"], ["start", "--audio"]] {
+            let refused = try daemon.kioskcam(arguments)
+            XCTAssertNotEqual(refused.status, 0, "\(arguments) while a sound-only recording runs")
+            XCTAssertTrue(refused.stderr.contains("already recording: a sound-only recording is running"), refused.stderr)
+        }
+        XCTAssertEqual(try status()["kind"] as? String, "audio")
+        Thread.sleep(forTimeInterval: 2)
+        // `stop` ends it, promptly, and names its file.
+        let stopStarted = Date()
+        let stop = try daemon.kioskcam(["stop"])
+        let audioWall = stopStarted.timeIntervalSince(audioStarted)
+        XCTAssertEqual(stop.status, 0, stop.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(stopStarted), 10, "stop answers once the file is finished, not after a time-out")
+        XCTAssertTrue(stop.stdout.contains(".m4a"), stop.stdout)
+        XCTAssertEqual(try status()["state"] as? String, "idle")
+        let notRecording = try daemon.kioskcam(["stop"])
+        XCTAssertNotEqual(notRecording.status, 0)
+        XCTAssertTrue(notRecording.stderr.contains("not recording"), notRecording.stderr)
+
+        // Video first: sound only is refused; stop ends the video.
+        XCTAssertEqual(try daemon.kioskcam(["start"]).status, 0)
+        let refusedAudio = try daemon.kioskcam(["start", "--audio"])
+        XCTAssertTrue(refusedAudio.stderr.contains("already recording: a video recording is running"), refusedAudio.stderr)
+        XCTAssertEqual(try status()["kind"] as? String, "video")
+        Thread.sleep(forTimeInterval: 1.5)
+        let stopVideo = try daemon.kioskcam(["stop"])
+        XCTAssertEqual(stopVideo.status, 0, stopVideo.stderr)
+        XCTAssertTrue(stopVideo.stdout.contains(".mp4"), stopVideo.stdout)
+
+        // Two clients asking at the same moment, one for each kind: exactly one wins.
+        for round in 0..<4 {
+            let kinds = round % 2 == 0 ? [["start"], ["start", "--audio"]] : [["start", "--audio"], ["start"]]
+            let results = ResultsBox()
+            let group = DispatchGroup()
+            let config = daemon.config
+            for arguments in kinds {
+                DispatchQueue.global().async(group: group) {
+                    let out = try? Tool.run(Package.kioskcamBinary, arguments + ["--config", config], allowFailure: true)
+                    results.append(out?.status ?? -1)
+                }
+            }
+            group.wait()
+            XCTAssertEqual(results.values.filter { $0 == 0 }.count, 1, "round \(round): \(results.values)")
+            let stopped = try daemon.kioskcam(["stop"])
+            XCTAssertEqual(stopped.status, 0, "round \(round): \(stopped.stderr)")
+        }
+
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.wait(), 0, daemon.logText())
+        let files = daemon.folder.files().filter { !$0.contains(".incoming") }
+        let sounds = files.filter { $0.hasSuffix(".m4a") }.sorted()
+        XCTAssertEqual(sounds.count + files.filter { $0.hasSuffix(".mp4") }.count, 6, "\(files)")
+        // The sound-only file holds the time it ran, not more (its timeline was wrong
+        // while it ran beside a video recording).
+        let first = try FFprobe.probe(daemon.folder.path + "/" + XCTUnwrap(sounds.first))
+        XCTAssertEqual(first.format.durationSeconds, audioWall, accuracy: 1.0)
+    }
+
     func testMetricsScreenshotAndReload() throws {
         let daemon = try startDaemon()
         defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
@@ -217,4 +290,12 @@ final class DaemonTests: XCTestCase {
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.stderr.contains("not running"), result.stderr)
     }
+}
+
+/// Exit statuses collected from several threads.
+private final class ResultsBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [Int32] = []
+    func append(_ value: Int32) { lock.lock(); stored.append(value); lock.unlock() }
+    var values: [Int32] { lock.lock(); defer { lock.unlock() }; return stored }
 }

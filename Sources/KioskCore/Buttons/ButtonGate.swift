@@ -1,49 +1,45 @@
-/// What the recorder should do for a button press.
+/// What a button press asks for.
 public enum ButtonCommand: Sendable, Equatable, CustomStringConvertible {
-    case startRecording(audioOnly: Bool)
-    case stopRecording
+    case record(RecordingRequest)
     case takeSnapshot
 
     public var description: String {
         switch self {
-        case .startRecording(let audioOnly): audioOnly ? "start a sound-only recording" : "start recording"
-        case .stopRecording: "stop recording"
+        case .record(let request): request.description
         case .takeSnapshot: "take a snapshot"
         }
     }
 }
 
-/// A button action, decided against the recorder's state.
+/// A button action, decided against what is recording.
 public enum ButtonDecision: Sendable, Equatable {
     case run(ButtonCommand)
     /// Nothing happens; the reason is for the log.
     case ignored(reason: String)
 }
 
-/// Decides what a button action means in the recorder's current state.
-///
-/// A press while the recorder is `starting` or `stopping` is dropped, not queued: a
-/// queued press would turn the user's one impatient press into a second toggle that
-/// stops the recording they just started.
+/// Decides what a button action means now. Record buttons are toggles, decided by
+/// `RecordingArbiter` (one recording at a time): a press while a recording starts or
+/// finishes is dropped here, at press time, and the owner of the recorders decides the
+/// toggle again when it runs it, so neither a queued press nor a press from another
+/// place (the socket, the screen) can make a second recording.
 public enum ButtonGate {
     /// - Parameters:
     ///   - action: The configured action of the press.
-    ///   - state: The recorder's state when the press was recognised.
+    ///   - activity: What is recording when the press was recognised.
     /// - Returns: The command to run, or why the press is ignored.
-    public static func decide(_ action: ButtonAction, state: RecordingState) -> ButtonDecision {
+    public static func decide(_ action: ButtonAction, activity: RecordingActivity) -> ButtonDecision {
+        let kind: RecordingKind
         switch action {
-        case .none:
-            return .ignored(reason: "no action is configured for this press")
-        case .snapshot:
-            // A still is independent of the recording's life cycle.
-            return .run(.takeSnapshot)
-        case .recordToggle, .audioToggle:
-            switch state {
-            case .idle: return .run(.startRecording(audioOnly: action == .audioToggle))
-            case .recording: return .run(.stopRecording)
-            case .starting: return .ignored(reason: "the recording is still starting; press again once it runs")
-            case .stopping: return .ignored(reason: "the previous recording is still being finished; press again in a moment")
-            }
+        case .none: return .ignored(reason: "no action is configured for this press")
+        // A still is independent of the recording's life cycle.
+        case .snapshot: return .run(.takeSnapshot)
+        case .recordToggle: kind = .video
+        case .audioToggle: kind = .audio
         }
+        if case .refuse(let refusal) = RecordingArbiter.decide(.toggle(kind), activity: activity) {
+            return .ignored(reason: refusal.message)
+        }
+        return .run(.record(.toggle(kind)))
     }
 }

@@ -17,6 +17,8 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var defaultPIN = false
     public var controlClients: Int = 0
     public var controlEventsDroppedTotal: Int = 0
+    /// Damaged recordings salvage could not repair, kept in `<root>/.quarantine`.
+    public var quarantinedFiles: Int = 0
     public var uptimeSeconds: Double = 0
     public var deviceID: String = ""
     public var version: String = ""
@@ -58,6 +60,7 @@ public enum MetricsFormatter {
         one("default_pin", "gauge", "1 while the factory default PIN is set, else 0.", snapshot.defaultPIN ? "1" : "0")
         one("control_clients", "gauge", "Clients connected to the control socket.", String(snapshot.controlClients))
         one("control_events_dropped_total", "counter", "Events not delivered to slow control-socket subscribers.", String(snapshot.controlEventsDroppedTotal))
+        one("quarantined_files", "gauge", "Damaged recordings salvage could not repair, kept in the media root's .quarantine folder.", String(snapshot.quarantinedFiles))
         one("uptime_seconds", "gauge", "Seconds since the daemon started.", number(snapshot.uptimeSeconds))
         return out
     }

@@ -30,6 +30,8 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var levelsPeakDBFS: [Double]?
     /// The last error the recorder reported, if any.
     public var lastError: String?
+    /// Damaged recordings salvage could not repair, kept in `<media root>/.quarantine`.
+    public var quarantinedFiles: Int?
     public var version: String?
 
     public init(state: RecordingState) { self.state = state }
@@ -48,6 +50,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case levelsRMSDBFS = "levels_rms_dbfs"
         case levelsPeakDBFS = "levels_peak_dbfs"
         case lastError = "last_error"
+        case quarantinedFiles = "quarantined_files"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -78,6 +81,9 @@ public struct StatusReport: Sendable, Equatable, Codable {
         if defaultPIN == true { lines.append("PIN:          WARNING: the factory default PIN is set; change it with `kioskcam pin set`") }
         if let pinFailures { lines.append("PIN failures: \(pinFailures)") }
         if let lastError { lines.append("last error:   \(lastError)") }
+        if let quarantinedFiles, quarantinedFiles > 0 {
+            lines.append("quarantine:   \(quarantinedFiles) damaged recording(s) salvage could not repair, in .quarantine under the media root: look at them, then delete them")
+        }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
         if let version { lines.append("version:      \(version)") }
