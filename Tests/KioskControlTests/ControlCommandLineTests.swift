@@ -46,7 +46,7 @@ final class ControlCommandLineTests: XCTestCase {
 
         let start = try Tool.run(binary, ["start", "--audio", "--duration", "1m", "--config", configFile], allowFailure: true)
         XCTAssertEqual(start.status, 0, start.stderr)
-        XCTAssertEqual(start.stdout, "recording started: /m/audio/20261122/101010.m4a\n")
+        XCTAssertEqual(start.stdout, "sound-only recording started\n")
 
         // The daemon's refusal is a clear error and exit status 1.
         let stop = try Tool.run(binary, ["stop", "--config", configFile], allowFailure: true)

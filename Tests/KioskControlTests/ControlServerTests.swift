@@ -23,7 +23,7 @@ final class ControlServerTests: XCTestCase {
             XCTAssertEqual(response.id, 1)
             switch request {
             case .status: XCTAssertEqual(try response.decode(StatusReport.self).deviceID, handler.status.deviceID)
-            case .recordStart: XCTAssertEqual(response.result?["file"], "/m/audio/20261122/101010.m4a")
+            case .recordStart: XCTAssertEqual(response.result?["kind"], "audio")
             case .recordStop: XCTAssertEqual(response.error, ControlError(.failed, "not recording"))
             case .pinSet: XCTAssertEqual(response.result, [:])
             default: XCTAssertEqual(response.result?["command"], .string(request.command))

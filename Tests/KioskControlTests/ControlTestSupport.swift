@@ -21,7 +21,8 @@ final class RecordingHandler: ControlHandler, @unchecked Sendable {
         switch request {
         case .status: return .encoding(lock.withLock { status })
         case .recordStart(let audioOnly, _):
-            return .success(["file": .string(audioOnly ? "/m/audio/20261122/101010.m4a" : "/m/video/20261122/101010.mp4")])
+            // As the daemon answers: the state and the kind (the file is named at the first frame).
+            return .success(["state": .string("starting"), "kind": .string(audioOnly ? "audio" : "video")])
         case .recordStop: return .failure(ControlError(.failed, "not recording"))
         case .pinSet: return .success([:])
         default: return .success(["command": .string(request.command)])
