@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(
             name: "KioskApplianceTests",
-            dependencies: ["KioskAppliance", "KioskCore", "KioskInput", "KioskControl", "KioskTestSupport",
+            dependencies: ["KioskAppliance", "KioskCore", "KioskInput", "KioskControl", "KioskSources", "KioskTestSupport",
                            .product(name: "Logging", package: "swift-log")]
         ),
         /// End-to-end: runs the built `kioskcam` binary (swift test builds it first).

@@ -80,11 +80,19 @@ public final class Appliance: @unchecked Sendable {
     /// and salvages whatever a crash left unfinished.
     /// - Throws: `ApplianceError` when a configured source cannot be opened at all or the
     ///   media root is unusable.
-    public init(configuration: Configuration, version: String, deviceID: String?, logger: Logger) throws {
-        self.logger = logger
-        configurationBox = ConfigurationBox(configuration)
+    public convenience init(configuration: Configuration, version: String, deviceID: String?, logger: Logger) throws {
         let camera = try SourceFactory.camera(configuration, realtime: true, logger: logger)
         let microphone = try SourceFactory.microphone(configuration, realtime: true, logger: logger)
+        try self.init(configuration: configuration, camera: camera, microphone: microphone, version: version,
+                      deviceID: deviceID, logger: logger)
+    }
+
+    /// The appliance around sources that are already open (tests give scripted ones).
+    /// - Throws: `ApplianceError` when the media root is unusable.
+    public init(configuration: Configuration, camera: VideoSource, microphone: AudioSource?, version: String,
+                deviceID: String?, logger: Logger) throws {
+        self.logger = logger
+        configurationBox = ConfigurationBox(configuration)
         self.camera = camera
         self.microphone = microphone
         usingBuiltInSources = camera is TestPatternCamera || microphone is ToneMicrophone

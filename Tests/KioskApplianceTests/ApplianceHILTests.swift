@@ -328,6 +328,77 @@ final class ApplianceHILTests: XCTestCase {
         ((FileManager.default.enumerator(atPath: folder)?.allObjects as? [String]) ?? []).sorted()
     }
 
+    // MARK: One recording at a time
+
+    /// Waits until the daemon reports `state` (and `kind`, when given) through the socket.
+    private func waitForRecording(_ daemon: Daemon, _ state: String, kind: String? = nil, seconds: Double = 30) -> Bool {
+        waitFor(seconds, interval: 0.2) {
+            let status = daemon.socketStatus()
+            return status["state"]?.stringValue == state && (kind == nil || status["kind"]?.stringValue == kind)
+        }
+    }
+
+    /// The rule (one recording at a time; a record button ends whatever records) through
+    /// every way a person or a maintainer asks: the socket, the GPIO record button and the
+    /// screen's record button, each against a recording the others started. Four
+    /// recordings of about 2.5 s: two sound-only, two video.
+    private func recordingCombinations(_ daemon: Daemon, touch: UInputTouchscreen, client: ControlClient) throws {
+        let recordButton = ScreenPoint(x: layout.recordButton.x + layout.recordButton.width / 2,
+                                       y: layout.recordButton.y + layout.recordButton.height / 2)
+        let keepAwake = ScreenPoint(x: layout.preview.width / 2, y: layout.preview.height / 2)
+        func refused(_ request: ControlRequest, _ expected: String) -> Bool {
+            guard let response = try? client.send(request) else { return false }
+            return response.error?.message.contains(expected) == true
+        }
+
+        // 1. Socket starts sound only; a video start through the socket is refused; the
+        //    GPIO record button ends the sound-only recording.
+        _ = try? client.send(.recordStart(audioOnly: true, duration: nil))
+        check(waitForRecording(daemon, "recording", kind: "audio"), "socket: a sound-only recording starts", "\(daemon.socketStatus())")
+        check(refused(.recordStart(audioOnly: false, duration: nil), "already recording: a sound-only recording is running"),
+              "socket: a video start while sound only records is refused, naming it")
+        check(waitFor(5) { lineValue(2) == "1" }, "the LED is on while sound only records")
+        Thread.sleep(forTimeInterval: 2.5)
+        try tap(touch, keepAwake)
+        try pressButton(0)
+        check(waitForRecording(daemon, "idle"), "GPIO: the record button ends the sound-only recording", "\(daemon.socketStatus())")
+        note("combinations: socket audio → GPIO stop")
+
+        // 2. The screen's record button starts video; sound only through the socket is
+        //    refused; the GPIO record button stops the video.
+        try tap(touch, recordButton)
+        check(waitForRecording(daemon, "recording", kind: "video"), "touch: the record button starts a video recording", "\(daemon.socketStatus())")
+        check(refused(.recordStart(audioOnly: true, duration: nil), "already recording: a video recording is running"),
+              "socket: a sound-only start while video records is refused, naming it")
+        Thread.sleep(forTimeInterval: 2.5)
+        try tap(touch, keepAwake)
+        try pressButton(0)
+        check(waitForRecording(daemon, "idle"), "GPIO: the record button stops the video recording", "\(daemon.socketStatus())")
+        note("combinations: touch video → GPIO stop")
+
+        // 3. The GPIO button starts video; a second video start is refused; the screen's
+        //    Stop button ends it.
+        try tap(touch, keepAwake)
+        try pressButton(0)
+        check(waitForRecording(daemon, "recording", kind: "video"), "GPIO: the record button starts a video recording", "\(daemon.socketStatus())")
+        check(refused(.recordStart(audioOnly: false, duration: nil), "already recording"), "socket: a second video start is refused")
+        Thread.sleep(forTimeInterval: 2.5)
+        try tap(touch, recordButton)
+        check(waitForRecording(daemon, "idle"), "touch: the Stop button ends the video recording", "\(daemon.socketStatus())")
+        note("combinations: GPIO video → touch stop")
+
+        // 4. Socket sound only again; the screen's Stop button ends it; the socket's stop
+        //    then has nothing to stop.
+        _ = try? client.send(.recordStart(audioOnly: true, duration: nil))
+        check(waitForRecording(daemon, "recording", kind: "audio"), "socket: a second sound-only recording starts")
+        Thread.sleep(forTimeInterval: 2.5)
+        try tap(touch, recordButton)
+        check(waitForRecording(daemon, "idle"), "touch: the Stop button ends the sound-only recording", "\(daemon.socketStatus())")
+        check(refused(.recordStop, "not recording"), "socket: stop with nothing recording is refused")
+        check(waitFor(5) { lineValue(2) == "0" }, "the LED is off once nothing records")
+        note("combinations: socket audio → touch stop")
+    }
+
     // MARK: The test
 
     func testWholeApplianceWithEveryDeviceClass() throws {
@@ -569,9 +640,12 @@ final class ApplianceHILTests: XCTestCase {
             check(!showsPinPad(unlocked) && showsCameraPicture(unlocked), "unlocked: the live picture, no PIN pad")
         }
 
+        // --- one recording at a time, whoever asks: socket, GPIO button, touch screen --------
+        try recordingCombinations(daemon, touch: touch, client: client)
+
         // --- the metrics file -----------------------------------------------------------
         let metricsPath = daemon.metrics
-        check(waitFor(5) { ((try? String(contentsOfFile: metricsPath, encoding: .utf8)) ?? "").contains("kioskcam_segments_total 1") },
+        check(waitFor(5) { ((try? String(contentsOfFile: metricsPath, encoding: .utf8)) ?? "").contains("kioskcam_segments_total 5") },
               "the metrics file is written and counts the finished file")
         let metrics = (try? String(contentsOfFile: metricsPath, encoding: .utf8)) ?? ""
         // A copy for a person to read: the daemon removes its file when it exits.
@@ -589,7 +663,7 @@ final class ApplianceHILTests: XCTestCase {
         check(!samples.isEmpty && malformed.isEmpty, "the metrics file parses as Prometheus text exposition (\(samples.count) samples)",
               "not in the format: \(malformed)")
         check(metrics.contains("# TYPE kioskcam_recordings_total counter"), "the metrics file has TYPE lines")
-        check(samples["kioskcam_recordings_total"] == "1", "metrics: one recording", samples["kioskcam_recordings_total"] ?? "missing")
+        check(samples["kioskcam_recordings_total"] == "5", "metrics: five recordings", samples["kioskcam_recordings_total"] ?? "missing")
         check(samples["kioskcam_camera_up"] == "1", "metrics: the camera is up")
         check(samples["kioskcam_microphone_up"] == "1", "metrics: the microphone is up")
         check(samples["kioskcam_recording"] == "0", "metrics: not recording now")
@@ -610,11 +684,13 @@ final class ApplianceHILTests: XCTestCase {
         let library = files(under: daemon.media)
         check(!library.contains { $0.hasSuffix(".part") }, "nothing half-written is left", "\(library)")
         let videos = library.filter { $0.hasSuffix(".mp4") }
+        let sounds = library.filter { $0.hasSuffix(".m4a") }
         let photos = library.filter { $0.hasSuffix(".jpg") }
-        check(videos.count == 1, "the library has the one video", "\(library)")
+        check(videos.count == 3, "the library has the three videos", "\(library)")
+        check(sounds.count == 2, "the library has the two sound-only recordings", "\(library)")
         check(photos.count == 3, "the library has three stills (kioskcam snapshot, socket, button)", "\(library)")
         var listing = ""
-        for file in videos + photos {
+        for file in videos + sounds + photos {
             let path = daemon.media + "/" + file
             let bytes = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
             do {
@@ -623,12 +699,15 @@ final class ApplianceHILTests: XCTestCase {
                     stream.width.map { "\(stream.codec_name) \($0)x\(stream.height ?? 0)" } ?? stream.codec_name
                 }
                 listing += "\(file)  \(bytes) bytes  \(String(format: "%.2f", probe.format.durationSeconds)) s  \(streams.joined(separator: ", "))\n"
-                if file.hasSuffix(".mp4") {
+                if file.hasSuffix(".m4a") {
+                    check(probe.video == nil && probe.audio?.codec_name == "aac", "\(file): AAC only", "\(streams)")
+                    check((1.5...6.0).contains(probe.format.durationSeconds), "\(file) lasts about 3 s (\(String(format: "%.2f", probe.format.durationSeconds)) s)")
+                } else if file.hasSuffix(".mp4") {
                     check(probe.video?.codec_name == "h264" && probe.audio?.codec_name == "aac", "\(file): H.264 + AAC", "\(streams)")
                     check(probe.video?.width == 320 && probe.video?.height == 180, "\(file): 320x180", "\(streams)")
                     check((probe.video?.frameCount ?? 0) > 0, "\(file): its frames decode")
                     let seconds = probe.format.durationSeconds
-                    check((2.0...5.0).contains(seconds), "\(file) lasts about 3 s (\(String(format: "%.2f", seconds)) s)")
+                    check((1.5...6.0).contains(seconds), "\(file) lasts about 3 s (\(String(format: "%.2f", seconds)) s)")
                 } else {
                     check(probe.video?.codec_name == "mjpeg" && probe.video?.width == 320, "\(file): a 320x180 JPEG", "\(streams)")
                 }

@@ -110,6 +110,32 @@ final class RecorderTests: XCTestCase {
         XCTAssertTrue(folder.files().isEmpty, "no frame arrived, so no file: \(folder.files())")
     }
 
+    /// The defect: while the camera was lost every press added a waiter that never got a
+    /// frame. Waiters are bounded, and each fails by its deadline with a clear message.
+    func testStillsWithoutFramesAreBoundedAndTimeOut() throws {
+        let folder = TemporaryDirectory()
+        let recorder = Recorder(settings: settings(root: folder.path), clock: SystemClock(), logger: logger)
+        defer { recorder.shutdown() }
+        let results = StillResults()
+        let asked = Date()
+        for _ in 0..<(Recorder.maximumSnapshotWaiters + 3) {
+            recorder.snapshot(timeout: 0.5) { results.append($0, after: Date().timeIntervalSince(asked)) }
+        }
+        // The ones over the bound fail at once.
+        XCTAssertEqual(results.count, 3)
+        XCTAssertTrue(results.all.allSatisfy { "\($0.result)".contains("already waiting") }, "\(results.all)")
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while results.count < Recorder.maximumSnapshotWaiters + 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertEqual(results.count, Recorder.maximumSnapshotWaiters + 3, "every waiter is answered")
+        let timedOut = results.all.dropFirst(3)
+        XCTAssertTrue(timedOut.allSatisfy { "\($0.result)".contains("no frame came from the camera") }, "\(timedOut)")
+        XCTAssertTrue(timedOut.allSatisfy { (0.45...2.0).contains($0.seconds) }, "answered at the deadline: \(timedOut.map(\.seconds))")
+        // A new still is accepted again once the old ones are answered.
+        recorder.snapshot(timeout: 0.1) { results.append($0, after: 0) }
+        while results.count < Recorder.maximumSnapshotWaiters + 4 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertTrue("\(results.all.last?.result as Any)".contains("no frame came"))
+    }
+
     func testUnwritableRootIsAClearError() throws {
         let recorder = Recorder(settings: settings(root: "/proc/kioskcam-cannot-exist"), clock: SystemClock(), logger: logger)
         defer { recorder.shutdown() }
@@ -285,4 +311,13 @@ final class ResultBox: @unchecked Sendable {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
     }
+}
+
+/// Still results collected from the encoder thread.
+private final class StillResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [(result: Result<String, RecorderError>, seconds: Double)] = []
+    func append(_ result: Result<String, RecorderError>, after seconds: Double) { lock.withLock { stored.append((result, seconds)) } }
+    var all: [(result: Result<String, RecorderError>, seconds: Double)] { lock.withLock { stored } }
+    var count: Int { lock.withLock { stored.count } }
 }
