@@ -97,8 +97,14 @@ public final class ApplianceDaemon: @unchecked Sendable {
 
     /// Runs until SIGTERM/SIGINT (or `runFor` seconds).
     public func run(runFor: Double? = nil) async throws {
-        defer { metrics?.stop() }
-        try await runner.run(runFor: runFor)
+        let metrics = metrics
+        do {
+            try await runner.run(runFor: runFor)
+        } catch {
+            await onBackgroundThread("kioskcam.metrics-stop") { metrics?.stop() }
+            throw error
+        }
+        await onBackgroundThread("kioskcam.metrics-stop") { metrics?.stop() }
     }
 }
 

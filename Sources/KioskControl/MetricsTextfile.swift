@@ -63,9 +63,8 @@ public final class MetricsTextfileWriter: @unchecked Sendable {
     private let snapshot: @Sendable () -> MetricsSnapshot
     private let logger: Logger
     private let lock = Lock()
-    private var stopped = false
-    private var lastError: String?
-    private let finished = DispatchSemaphore(value: 0)
+    private var lastError: String?   // guarded by `lock`
+    private var thread: RepeatingThread?
 
     /// Starts writing at once, then every `intervalSeconds`.
     public init(path: String, intervalSeconds: Double, logger: Logger, snapshot: @escaping @Sendable () -> MetricsSnapshot) {
@@ -73,24 +72,8 @@ public final class MetricsTextfileWriter: @unchecked Sendable {
         self.intervalSeconds = max(0.05, intervalSeconds)
         self.snapshot = snapshot
         self.logger = logger
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "metrics-textfile"
-        thread.start()
-    }
-
-    private func run() {
-        while true {
-            writeOnce()
-            let deadline = Date(timeIntervalSinceNow: intervalSeconds)
-            let stop = lock.withLock { () -> Bool in
-                while !stopped, lock.wait(until: deadline) {}
-                return stopped
-            }
-            if stop { return }
-        }
+        thread = RepeatingThread(name: "kioskcam.metrics", interval: self.intervalSeconds) { [weak self] _ in self?.writeOnce() }
+        thread?.start()
     }
 
     private func writeOnce() {
@@ -105,15 +88,11 @@ public final class MetricsTextfileWriter: @unchecked Sendable {
         }
     }
 
-    /// Ends the thread (waiting for a write in progress) and removes the file. Idempotent.
+    /// Ends the thread (waiting for a write in progress) and removes the file. Idempotent;
+    /// blocking.
     public func stop() {
-        let first = lock.withLock { () -> Bool in
-            defer { stopped = true }
-            lock.broadcast()
-            return !stopped
-        }
-        guard first else { return }
-        finished.wait()
+        guard let thread = lock.withLock({ () -> RepeatingThread? in defer { self.thread = nil }; return self.thread }) else { return }
+        thread.stop()
         file.remove()
     }
 }

@@ -32,7 +32,8 @@ final class DaemonTests: XCTestCase {
         }
     }
 
-    func startDaemon(in folder: TemporaryDirectory = TemporaryDirectory(), lock: String = "idle_seconds = 600") throws -> Daemon {
+    func startDaemon(in folder: TemporaryDirectory = TemporaryDirectory(), lock: String = "idle_seconds = 600",
+                     environment: [String: String] = [:]) throws -> Daemon {
         let root = folder.path
         let config = root + "/kioskcam.toml"
         try """
@@ -63,6 +64,9 @@ final class DaemonTests: XCTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["run", "--config", config]
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardOutput = handle
         process.standardError = handle
@@ -205,6 +209,53 @@ final class DaemonTests: XCTestCase {
         // while it ran beside a video recording).
         let first = try FFprobe.probe(daemon.folder.path + "/" + XCTUnwrap(sounds.first))
         XCTAssertEqual(first.format.durationSeconds, audioWall, accuracy: 1.0)
+    }
+
+    /// Under systemd (`Type=notify`, `WatchdogSec`): READY=1 once running, and watchdog
+    /// pings while the encoder threads and the UI loop make progress (the gate itself is
+    /// tested in WatchdogGateTests); STOPPING=1 on SIGTERM.
+    func testTellsSystemdItIsReadyAndPingsTheWatchdog() throws {
+        let folder = TemporaryDirectory()
+        let notifyPath = folder.path + "/notify.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in notifyPath.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        XCTAssertEqual(bound, 0, String(cString: strerror(errno)))
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+        // WatchdogSec=4 s: kioskcam pings when every watched thread has moved, at most once a second.
+        let daemon = try startDaemon(in: folder, environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "4000000"])
+        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        var messages: [String] = []
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date() < deadline {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count > 0 { messages.append(String(decoding: buffer[0..<count], as: UTF8.self)) }
+        }
+        XCTAssertTrue(messages.contains { $0.hasPrefix("READY=1") }, "\(messages)")
+        let pings = messages.filter { $0 == "WATCHDOG=1" }.count
+        XCTAssertGreaterThanOrEqual(pings, 3, "about one ping a second while every thread moves: \(messages)")
+        XCTAssertTrue(messages.contains { $0.hasPrefix("STATUS=idle") }, "\(messages)")
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.wait(), 0)
+        var tail: [String] = []
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            tail.append(String(decoding: buffer[0..<count], as: UTF8.self))
+        }
+        XCTAssertTrue(tail.contains("STOPPING=1"), "\(tail)")
+        XCTAssertFalse(daemon.logText().contains("has made no progress"), daemon.logText())
     }
 
     func testMetricsScreenshotAndReload() throws {
