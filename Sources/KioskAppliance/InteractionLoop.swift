@@ -314,7 +314,7 @@ public final class InteractionLoop: @unchecked Sendable {
         appliance.publish(.touch(event))
         let effects = controller?.touch(event)
         apply(effects)
-        // SPEC §5's promise, measured where it matters: from the kernel's timestamp of the
+        // The ≤ 16 ms promise for a key, measured where it matters: from the kernel's timestamp of the
         // release to the new picture in the framebuffer (the redraw runs first in `apply`).
         if event.phase == .release, effects?.contains(.redraw) == true {
             let milliseconds = Double(clock.now().nanoseconds(since: event.time)) / 1e6

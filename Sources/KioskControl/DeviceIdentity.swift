@@ -3,7 +3,7 @@ import Glibc
 import SystemPackage
 
 /// The device's UUID, created once in the state directory and kept across reinstalls of
-/// the binary (SPEC §6). `<state_directory>/device-id` holds it as one line, mode 0600,
+/// the binary. `<state_directory>/device-id` holds it as one line, mode 0600,
 /// in a 0700 folder.
 ///
 /// A damaged file (not a UUID) is never silently overwritten: it is renamed to

@@ -7,8 +7,8 @@
 ///
 /// 1. **Frame rate reachable.** A candidate that can deliver the requested rate (within
 ///    1 %, so 29.97 counts as 30) beats one whose driver lists no rates, which beats
-///    one that cannot. The recording pipeline expects the configured rate (SPEC §2:
-///    30 fps expected, a keyframe every 30 frames), so a webcam offering YUYV
+///    one that cannot. The recording pipeline expects the configured rate
+///    (30 fps expected, a keyframe every 30 frames), so a webcam offering YUYV
 ///    1280x720 only at 10 fps and MJPEG 1280x720 at 30 fps is asked for MJPEG — and a
 ///    YUYV-only one for its largest size that still runs at 30 fps.
 /// 2. **Size.** The requested size exactly; else the smallest size at least as large

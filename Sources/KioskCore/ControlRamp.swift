@@ -30,7 +30,7 @@ public struct ControlRange: Hashable, Sendable, Codable {
 }
 
 /// The values a control passes through on its way to a new setting, so a zoom glides
-/// instead of jumping (SPEC §1: "changed smoothly"). A plain linear ramp, one value
+/// instead of jumping ("changed smoothly"). A plain linear ramp, one value
 /// every `1/stepsPerSecond` seconds over `duration`, each snapped to the device's step,
 /// ending exactly on the target; a tick whose snapped value repeats the previous one is
 /// left out (a coarse control then moves less often, at the right moments).

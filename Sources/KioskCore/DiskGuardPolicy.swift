@@ -1,4 +1,4 @@
-/// The disk guard (SPEC §3): keeps a free-space floor on the media filesystem by
+/// The disk guard: keeps a free-space floor on the media filesystem by
 /// deleting whole days, oldest first, and says when a recording must not start.
 /// Pure: the caller measures free space and day sizes and carries out the plan.
 ///

@@ -1,10 +1,10 @@
-/// The encoder defaults from SPEC §2.
+/// The encoder defaults: bits per pixel, frame rate, keyframe interval.
 public enum EncodingPolicy {
     /// Frames below this many pixels (640×480) get the low bits-per-pixel figure.
     public static let smallFramePixelCount = 640 * 480
     public static let smallFrameBitsPerPixel = 4.05
     public static let largeFrameBitsPerPixel = 10.1
-    /// SPEC §2: "a keyframe at least every 30 frames" — also bounds what a power cut loses.
+    /// "A keyframe at least every 30 frames" — also bounds what a power cut loses.
     public static let maximumKeyframeInterval = 30
 
     /// The default video bitrate in bits per second when the configuration names none:
@@ -20,7 +20,7 @@ public enum EncodingPolicy {
     }
 }
 
-/// When to close one segment and open the next (SPEC §2: split long recordings).
+/// When to close one segment and open the next (split long recordings).
 public struct SegmentPolicy: Sendable, Equatable {
     /// Longest segment in seconds; nil for no limit.
     public var maximumSeconds: Double?

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The three kinds of media the library holds, each in its own tree (SPEC §3).
+/// The three kinds of media the library holds, each in its own tree.
 public enum MediaKind: String, CaseIterable, Sendable, Codable {
     case video, photo, audio
 

@@ -1,4 +1,4 @@
-/// The recorder's life cycle (SPEC §2): `idle → starting → recording → stopping → idle`.
+/// The recorder's life cycle: `idle → starting → recording → stopping → idle`.
 public enum RecordingState: String, Sendable, Equatable, CaseIterable {
     case idle, starting, recording, stopping
 

@@ -1,5 +1,5 @@
 /// A day of the proleptic Gregorian calendar, with no time and no time zone: what a
-/// library date folder (`YYYYMMDD`, SPEC §3) is named after.
+/// library date folder (`YYYYMMDD`) is named after.
 ///
 /// Retention works in these dates, never in seconds, so month ends, leap days and
 /// daylight-saving changes (a 23- or 25-hour day) cannot shift a deletion by a day.
@@ -95,7 +95,7 @@ public struct CalendarDate: Comparable, Hashable, Sendable, CustomStringConverti
     }
 }
 
-/// One name a scan found directly inside `<root>/<kind>/` (SPEC §3): a date folder,
+/// One name a scan found directly inside `<root>/<kind>/`: a date folder,
 /// or something that does not belong there.
 public struct LibraryEntry: Hashable, Sendable {
     /// What the name is, as `lstat` says: a symlink is a symlink, never its target.
@@ -205,11 +205,11 @@ public struct RetentionPlan: Equatable, Sendable {
     }
 }
 
-/// Age-based retention (SPEC §3): a date folder is deleted when today's local date is
+/// Age-based retention: a date folder is deleted when today's local date is
 /// on or after its date plus `retentionDays` days. Pure: the caller scans, supplies
 /// "today", and carries out the plan.
 public struct RetentionPolicy: Equatable, Sendable {
-    /// SPEC §3's default retention period.
+    /// The default retention period: 30 days.
     public static let defaultRetentionDays = 30
 
     /// Days a date folder is kept: with 30, the folder of January 1st goes on

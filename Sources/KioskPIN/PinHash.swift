@@ -12,7 +12,7 @@ import _CryptoExtras
 public struct PinHash: Sendable, Equatable {
     public static let scheme = "pbkdf2-sha256"
     /// New hashes use this many iterations: swift-crypto's minimum for its checked API,
-    /// above the SPEC's 100,000 and about 0.1–0.3 s per check on a Pi-class board.
+    /// above the 100,000 floor and about 0.1–0.3 s per check on a Pi-class board.
     public static let defaultIterations = 210_000
     /// Files with fewer iterations are refused as tampered with or corrupt.
     public static let minimumIterations = 100_000
@@ -70,7 +70,7 @@ public struct PinHash: Sendable, Equatable {
     private static func derive(_ pin: String, salt: [UInt8], iterations: Int) throws(PinStoreError) -> [UInt8] {
         do {
             // The unchecked entry point: files written with 100,000–209,999 iterations
-            // (the SPEC's floor) must still verify; `init(parsing:)` enforces the floor.
+            // (the floor) must still verify; `init(parsing:)` enforces the floor.
             let key = try KDF.Insecure.PBKDF2.deriveKey(from: Array(pin.utf8), salt: salt, using: .sha256,
                                                          outputByteCount: hashByteCount, unsafeUncheckedRounds: iterations)
             return key.withUnsafeBytes { Array($0) }

@@ -13,7 +13,7 @@ public struct PinStatus: Sendable, Equatable {
     public var iterations: Int?
 }
 
-/// The PIN lock's storage (SPEC §5): a salted slow hash and the throttling state, in
+/// The PIN lock's storage: a salted slow hash and the throttling state, in
 /// root-only files in the state directory (`[control] state_directory`):
 ///
 /// - `pin` — one line, `pbkdf2-sha256$<iterations>$<salt base64>$<hash base64>` (see

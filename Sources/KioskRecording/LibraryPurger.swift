@@ -100,7 +100,7 @@ public struct SpaceCheck: Equatable, Sendable {
     public var mustStopRecording: Bool { freeBytes < hardFloorBytes }
 }
 
-/// Deletes expired and, when space runs short, the oldest date folders (SPEC §3).
+/// Deletes expired and, when space runs short, the oldest date folders.
 ///
 /// Only `<root>/{video,photo,audio}/YYYYMMDD` folders are ever deleted, and never by
 /// following a symlink: a date "folder" that is a symlink is reported, a symlink inside

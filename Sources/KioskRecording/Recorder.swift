@@ -233,7 +233,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         waveformQueue.sync {}
     }
 
-    /// SPEC §3: every audio recording gets a waveform PNG beside it.
+    /// Every audio recording gets a waveform PNG beside it.
     private func drawWaveform(for path: String) {
         guard path.hasSuffix(".m4a") else { return }
         let picture = String(path.dropLast(".m4a".count)) + ".png"

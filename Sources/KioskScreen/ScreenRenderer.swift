@@ -2,7 +2,7 @@ import Glibc
 import KioskCore
 import KioskMedia
 
-/// Draws the screens (SPEC §5) with cairo into a back buffer the size of the logical
+/// Draws the screens with cairo into a back buffer the size of the logical
 /// screen, then copies what changed onto the framebuffer, turned and packed into the
 /// panel's pixel layout.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import KioskCore
 
-/// Keeps a camera going across unplugs and stalls (SPEC §1, "camera loss").
+/// Keeps a camera going across unplugs and stalls.
 ///
 /// It stands between a real camera and the pipeline: frames pass straight through;
 /// when the camera ends with a failure (unplugged, no frame for N s) the supervisor

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import KioskCore
 
-/// The camera controls SPEC §1 names, each mapped to its V4L2 control (and the automatic
+/// The camera controls kioskcam knows, each mapped to its V4L2 control (and the automatic
 /// mode that must be off for a manual value to take effect).
 public enum CameraControlName: String, CaseIterable, Sendable, Codable, CustomStringConvertible {
     case zoom
@@ -159,7 +159,7 @@ public final class CameraControls: @unchecked Sendable {
         return try device.value(ofControl: name.controlID)
     }
 
-    /// Applies the configured settings (SPEC §1), each only if the camera has it.
+    /// Applies the configured settings, each only if the camera has it.
     /// Never throws: a missing control or a refused value becomes one line of the result,
     /// for the log — a camera without zoom still records.
     /// - Returns: One line per setting given, e.g. "zoom 150 → 150 (range 100…500)" or

@@ -152,7 +152,7 @@ final class CameraFormatNegotiationTests: XCTestCase {
     }
 
     func testRateBeatsSizeWithinOneFormat() throws {
-        // Without MJPEG, 30 fps at 640x480 beats 10 fps at 1280x720 (SPEC §2 expects 30 fps).
+        // Without MJPEG, 30 fps at 640x480 beats 10 fps at 1280x720 (recordings expect 30 fps).
         let yuyvOnly = Array(webcam.prefix(1))
         let choice = try choose(yuyvOnly, request(1280, 720, 30))
         XCTAssertEqual(choice.size, size(640, 480))

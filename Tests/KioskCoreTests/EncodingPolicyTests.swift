@@ -3,7 +3,7 @@ import XCTest
 
 final class EncodingPolicyTests: XCTestCase {
 
-    // MARK: Default bitrate (SPEC §2)
+    // MARK: Default bitrate
 
     func testDefaultBitrateBelowAndAt640x480() {
         func bitrate(_ w: Int, _ h: Int) -> Int { EncodingPolicy.defaultBitrate(for: FrameSize(width: w, height: h)) }

@@ -24,7 +24,7 @@ final class IdleTimerTests: XCTestCase {
         XCTAssertTrue(timer.expire(at: clock.now(), busy: false))
     }
 
-    /// SPEC §5: while recording (or taking a still, or playing) the timer simply starts again.
+    /// While recording (or taking a still, or playing) the timer simply starts again.
     func testBusyRestartsTheTimerInsteadOfExpiring() {
         var timer = IdleTimer(timeoutSeconds: 60, start: clock.now())
         clock.advance(bySeconds: 61)

@@ -3,7 +3,7 @@ import XCTest
 
 final class RecordingStateMachineTests: XCTestCase {
 
-    /// The legal transitions, written out independently of the implementation (SPEC §2).
+    /// The legal transitions, written out independently of the implementation.
     /// Every pair not listed here must be rejected.
     private static let legal: [RecordingState: [RecordingEvent: RecordingState]] = [
         .idle: [.start: .starting],

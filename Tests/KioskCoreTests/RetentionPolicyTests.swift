@@ -73,7 +73,7 @@ final class RetentionPolicyTests: XCTestCase {
             .init(kind: .video, date: try date("20260213"), reason: .age(days: 30)),
         ], "30 days old goes, 29 stays")
         XCTAssertEqual(plan.reported, [])
-        XCTAssertEqual(RetentionPolicy().retentionDays, 30, "SPEC §3's default")
+        XCTAssertEqual(RetentionPolicy().retentionDays, 30, "the default")
     }
 
     func testMonthEnd() throws {

@@ -15,7 +15,7 @@ final class PinStoreTests: XCTestCase {
         folder = TemporaryDirectory("kioskcam-pin")
     }
 
-    /// The SPEC's floor keeps the tests quick; the default (210,000) is measured separately.
+    /// The floor of 100,000 iterations keeps the tests quick; the default (210,000) is measured separately.
     func makeStore(_ throttle: PinThrottle = .standard) -> PinStore {
         PinStore(directory: directory, throttle: throttle, iterations: PinHash.minimumIterations)
     }
@@ -63,7 +63,7 @@ final class PinStoreTests: XCTestCase {
     func testDefaultIterationsAndHashFormatRoundTrip() throws {
         let hash = try PinHash(pin: "7391")
         XCTAssertEqual(hash.iterations, 210_000)
-        XCTAssertGreaterThanOrEqual(hash.iterations, 100_000, "SPEC: at least 100,000")
+        XCTAssertGreaterThanOrEqual(hash.iterations, 100_000, "the floor: at least 100,000")
         let parsed = try PinHash(parsing: hash.encoded)
         XCTAssertEqual(parsed, hash)
         XCTAssertTrue(try parsed.matches("7391"))
@@ -93,7 +93,7 @@ final class PinStoreTests: XCTestCase {
         XCTAssertEqual(try store.verify("0000", now: t0), .right)
     }
 
-    /// SPEC §5: 5 misses → 30 s, then 60 s, 120 s …; the state survives a restart.
+    /// 5 misses → 30 s, then 60 s, 120 s …; the state survives a restart.
     func testThrottlingDoublesAndSurvivesAReload() throws {
         let store = makeStore()
         try store.setPIN("2580")

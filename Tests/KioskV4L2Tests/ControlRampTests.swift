@@ -2,7 +2,7 @@ import KioskCore
 import XCTest
 @testable import KioskV4L2
 
-/// Clamping to a device's control range, and the smooth zoom ramp (SPEC §1).
+/// Clamping to a device's control range, and the smooth zoom ramp.
 final class ControlRampTests: XCTestCase {
     func testClampAndSnap() {
         let zoom = ControlRange(minimum: 100, maximum: 500, step: 1, defaultValue: 100)

@@ -33,7 +33,7 @@ final class CommandLineTests: XCTestCase {
         let audio = try kioskcam(["record", "--audio-only", "--duration", "1s", "--root", folder.path, "--quiet"])
         XCTAssertEqual(audio.status, 0, audio.stderr)
         XCTAssertTrue(audio.stdout.contains("/audio/") && audio.stdout.contains(".m4a"), audio.stdout)
-        // SPEC §3: every audio recording gets its waveform picture beside it.
+        // Every audio recording gets its waveform picture beside it.
         let picture = audio.stdout.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: ".m4a", with: ".png")
         let probe = try FFprobe.probe(picture, countFrames: false)
         XCTAssertEqual(probe.video?.codec_name, "png")
@@ -45,7 +45,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try FFprobe.probe(photo, countFrames: false).video?.width, 320)
     }
 
-    /// SPEC §2: a power cut loses at most the last couple of seconds. SIGKILL gives no
+    /// A power cut loses at most the last couple of seconds. SIGKILL gives no
     /// chance to clean up; the next start-up salvages the file.
     func testPowerCutLosesAtMostTwoSeconds() throws {
         let folder = TemporaryDirectory()

@@ -295,7 +295,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(daemon.wait(), 0, daemon.logText())
     }
 
-    /// SPEC §2 for the daemon: `kill -9` while recording, then a restart salvages the file.
+    /// A power cut for the daemon: `kill -9` while recording, then a restart salvages the file.
     func testKillDuringRecordingThenRestartSalvages() throws {
         let folder = TemporaryDirectory()
         let first = try startDaemon(in: folder)
@@ -316,7 +316,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertGreaterThan(probe.format.durationSeconds, 2.0, "at most the last couple of seconds are lost")
     }
 
-    /// SPEC §5 on the built-in screen: idle → the PIN screen, then the panel goes dark,
+    /// The screensaver on the built-in screen: idle → the PIN screen, then the panel goes dark,
     /// and what `screenshot` reads is then black.
     func testIdleShowsThePINScreenThenBlanks() throws {
         let daemon = try startDaemon(lock: "idle_seconds = 1\nblank_seconds = 2")

@@ -1,5 +1,5 @@
 extension Configuration {
-    /// The screensaver and PIN lock (SPEC §5).
+    /// The screensaver and PIN lock.
     public struct Lock: Sendable, Equatable {
         /// Seconds without a touch on the live screen before the PIN screen appears
         /// (not while recording, taking a still or playing media).

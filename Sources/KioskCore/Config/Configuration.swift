@@ -138,7 +138,7 @@ public struct Configuration: Sendable, Equatable {
         public var videoCodec = "libx264"
         /// Encoder speed preset (libx264 only).
         public var preset = "veryfast"
-        /// Video bitrate in bits/s; nil: SPEC §2's bits-per-pixel default.
+        /// Video bitrate in bits/s; nil: 4.05 bits per pixel below 640x480, else 10.1.
         public var videoBitrate: Int? = nil
         /// Frames between keyframes; also the fragment length of the MP4.
         public var keyframeInterval = EncodingPolicy.maximumKeyframeInterval
@@ -176,7 +176,7 @@ public struct Configuration: Sendable, Equatable {
 
     public static let defaultPath = "/etc/kioskcam/kioskcam.toml"
 
-    /// The video bitrate in effect: the configured one, or SPEC §2's default.
+    /// The video bitrate in effect: the configured one, or the bits-per-pixel default.
     public var effectiveVideoBitrate: Int {
         encoder.videoBitrate ?? EncodingPolicy.defaultBitrate(for: camera.size)
     }

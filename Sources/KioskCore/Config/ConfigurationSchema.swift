@@ -140,7 +140,7 @@ extension Configuration {
                 c.encoder.preset = text
                 return true
             },
-            .integer("encoder.video_bitrate_kbps", 0...100_000, unit: " (0: SPEC default from frame size)") { c, v in
+            .integer("encoder.video_bitrate_kbps", 0...100_000, unit: " (0: the default from the frame size)") { c, v in
                 c.encoder.videoBitrate = v == 0 ? nil : v * 1000
             },
             .integer("encoder.keyframe_interval", 1...EncodingPolicy.maximumKeyframeInterval, unit: " frames") { c, v in

@@ -179,7 +179,7 @@ extension ControlCall {
         return request
     }
 
-    /// Four ASCII digits: the PIN pad's length (SPEC §5).
+    /// Four ASCII digits: the PIN pad's length.
     public static func isValidPIN(_ pin: String) -> Bool {
         pin.utf8.count == 4 && pin.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }

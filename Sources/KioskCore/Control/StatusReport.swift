@@ -22,7 +22,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var microphone: String?
     public var deviceID: String?
     public var uptimeSeconds: Double?
-    /// True while the factory default PIN is still set (SPEC §5: flag it clearly).
+    /// True while the factory default PIN is still set (flagged clearly until changed).
     public var defaultPIN: Bool?
     public var pinFailures: Int?
     /// RMS and peak-hold level per channel, dBFS.

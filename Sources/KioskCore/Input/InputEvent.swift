@@ -1,5 +1,5 @@
 /// What a finger did, already decoded from the kernel's event stream and mapped to the
-/// logical screen. Press and release reset the idle timer (SPEC §5); moves do not.
+/// logical screen. Press and release reset the idle timer; moves do not.
 public enum TouchPhase: String, Sendable, Equatable {
     case press, move, release
 }

@@ -1,4 +1,4 @@
-/// Counts time since the last touch (SPEC §5: every press and release resets it).
+/// Counts time since the last touch (every press and release resets it).
 ///
 /// Deadline-based: the UI loop sleeps until `nextDeadline` instead of polling.
 public struct IdleTimer: Sendable, Equatable {

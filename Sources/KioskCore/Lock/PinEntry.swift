@@ -1,4 +1,4 @@
-/// The digits typed on the PIN pad so far (SPEC §5): "del" removes the last one,
+/// The digits typed on the PIN pad so far: "del" removes the last one,
 /// the fourth completes the entry.
 ///
 /// Only the count is ever shown; `description` never reveals the digits, so the

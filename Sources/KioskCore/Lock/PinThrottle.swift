@@ -1,4 +1,4 @@
-/// How long to wait after wrong PINs (SPEC §5: repeated failures slow down further
+/// How long to wait after wrong PINs (repeated failures slow down further
 /// attempts): the first few are free, then a wait that doubles with each further miss.
 ///
 /// With the standard policy, the 5th wrong PIN in a row costs 30 s, the 6th 60 s,

@@ -47,7 +47,7 @@ public struct ScreenStatus: Sendable, Equatable {
     public init() {}
 }
 
-/// The screen's behaviour as a pure state machine (SPEC §5): idle timer, screensaver,
+/// The screen's behaviour as a pure state machine: idle timer, screensaver,
 /// PIN entry, blanking, and the live screen's buttons.
 ///
 /// Inputs are touches (logical pixels), the passing of time (`tick`), the recorder's

@@ -1,4 +1,4 @@
-/// Which screen is showing (SPEC §5).
+/// Which screen is showing.
 public enum ScreenPage: String, Sendable, Equatable, CaseIterable {
     /// Unlocked: preview, REC indicator, level meter, record and snapshot buttons.
     case live
@@ -39,10 +39,10 @@ public struct ScreenModel: Sendable, Equatable {
     // Live screen.
     /// The recorder's state; drives the REC indicator and the record button.
     public var recordingState: RecordingState = .idle
-    /// Seconds and bytes of the recording in progress (live, SPEC §2).
+    /// Seconds and bytes of the recording in progress (live).
     public var recordingSeconds: Double = 0
     public var recordingBytes: Int64 = 0
-    /// The record button is disabled while starting and stopping (SPEC §2).
+    /// The record button is disabled while starting and stopping.
     public var recordButtonEnabled: Bool { recordingState == .idle || recordingState == .recording }
     /// Per-channel levels in dBFS, nil when there is no microphone.
     public var audioLevels: AudioLevels?
