@@ -37,10 +37,11 @@ static const size_t kc_inotify_event_size = sizeof(struct inotify_event);
 /* Kernel constants the Swift code checks its own copies against (tests). */
 static const unsigned int kc_EV_SYN = EV_SYN, kc_EV_KEY = EV_KEY, kc_EV_REL = EV_REL, kc_EV_ABS = EV_ABS, kc_EV_MSC = EV_MSC;
 static const unsigned int kc_SYN_REPORT = SYN_REPORT, kc_SYN_MT_REPORT = SYN_MT_REPORT, kc_SYN_DROPPED = SYN_DROPPED;
+static const unsigned int kc_MSC_TIMESTAMP = MSC_TIMESTAMP;
 static const unsigned int kc_BTN_TOUCH = BTN_TOUCH, kc_BTN_LEFT = BTN_LEFT, kc_BTN_TOOL_PEN = BTN_TOOL_PEN,
                           kc_BTN_TOOL_FINGER = BTN_TOOL_FINGER, kc_KEY_MAX = KEY_MAX;
 static const unsigned int kc_ABS_X = ABS_X, kc_ABS_Y = ABS_Y, kc_ABS_PRESSURE = ABS_PRESSURE, kc_ABS_MT_SLOT = ABS_MT_SLOT,
-                          kc_ABS_MT_TOUCH_MAJOR = ABS_MT_TOUCH_MAJOR, kc_ABS_MT_POSITION_X = ABS_MT_POSITION_X,
+                          kc_ABS_MT_TOUCH_MAJOR = ABS_MT_TOUCH_MAJOR, kc_ABS_MT_WIDTH_MAJOR = ABS_MT_WIDTH_MAJOR, kc_ABS_MT_POSITION_X = ABS_MT_POSITION_X,
                           kc_ABS_MT_POSITION_Y = ABS_MT_POSITION_Y, kc_ABS_MT_TRACKING_ID = ABS_MT_TRACKING_ID,
                           kc_ABS_MT_PRESSURE = ABS_MT_PRESSURE, kc_ABS_MAX = ABS_MAX;
 static const unsigned int kc_INPUT_PROP_POINTER = INPUT_PROP_POINTER, kc_INPUT_PROP_DIRECT = INPUT_PROP_DIRECT;

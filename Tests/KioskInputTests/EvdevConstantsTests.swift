@@ -13,12 +13,13 @@ final class EvdevConstantsTests: XCTestCase {
             ("EV_SYN", EvdevCode.EV_SYN, kc_EV_SYN), ("EV_KEY", EvdevCode.EV_KEY, kc_EV_KEY), ("EV_REL", EvdevCode.EV_REL, kc_EV_REL),
             ("EV_ABS", EvdevCode.EV_ABS, kc_EV_ABS), ("EV_MSC", EvdevCode.EV_MSC, kc_EV_MSC),
             ("SYN_REPORT", EvdevCode.SYN_REPORT, kc_SYN_REPORT), ("SYN_MT_REPORT", EvdevCode.SYN_MT_REPORT, kc_SYN_MT_REPORT),
-            ("SYN_DROPPED", EvdevCode.SYN_DROPPED, kc_SYN_DROPPED),
+            ("SYN_DROPPED", EvdevCode.SYN_DROPPED, kc_SYN_DROPPED), ("MSC_TIMESTAMP", EvdevCode.MSC_TIMESTAMP, kc_MSC_TIMESTAMP),
             ("BTN_TOUCH", EvdevCode.BTN_TOUCH, kc_BTN_TOUCH), ("BTN_LEFT", EvdevCode.BTN_LEFT, kc_BTN_LEFT),
             ("BTN_TOOL_PEN", EvdevCode.BTN_TOOL_PEN, kc_BTN_TOOL_PEN), ("BTN_TOOL_FINGER", EvdevCode.BTN_TOOL_FINGER, kc_BTN_TOOL_FINGER),
             ("KEY_MAX", EvdevCode.KEY_MAX, kc_KEY_MAX),
             ("ABS_X", EvdevCode.ABS_X, kc_ABS_X), ("ABS_Y", EvdevCode.ABS_Y, kc_ABS_Y), ("ABS_PRESSURE", EvdevCode.ABS_PRESSURE, kc_ABS_PRESSURE),
             ("ABS_MT_SLOT", EvdevCode.ABS_MT_SLOT, kc_ABS_MT_SLOT), ("ABS_MT_TOUCH_MAJOR", EvdevCode.ABS_MT_TOUCH_MAJOR, kc_ABS_MT_TOUCH_MAJOR),
+            ("ABS_MT_WIDTH_MAJOR", EvdevCode.ABS_MT_WIDTH_MAJOR, kc_ABS_MT_WIDTH_MAJOR),
             ("ABS_MT_POSITION_X", EvdevCode.ABS_MT_POSITION_X, kc_ABS_MT_POSITION_X),
             ("ABS_MT_POSITION_Y", EvdevCode.ABS_MT_POSITION_Y, kc_ABS_MT_POSITION_Y),
             ("ABS_MT_TRACKING_ID", EvdevCode.ABS_MT_TRACKING_ID, kc_ABS_MT_TRACKING_ID),
@@ -30,8 +31,9 @@ final class EvdevConstantsTests: XCTestCase {
             XCTAssertEqual(UInt32(swift), kernel, name)
         }
         // libevdev names the codes the same way the decoder's descriptions do.
-        for (name, swift, _) in pairs where name.hasPrefix("ABS_") || name.hasPrefix("SYN_") || name.hasPrefix("BTN_") {
-            let type = name.hasPrefix("ABS_") ? EvdevCode.EV_ABS : name.hasPrefix("SYN_") ? EvdevCode.EV_SYN : EvdevCode.EV_KEY
+        for (name, swift, _) in pairs where ["ABS_", "SYN_", "BTN_", "MSC_"].contains(where: name.hasPrefix) {
+            let type = name.hasPrefix("ABS_") ? EvdevCode.EV_ABS : name.hasPrefix("SYN_") ? EvdevCode.EV_SYN
+                : name.hasPrefix("MSC_") ? EvdevCode.EV_MSC : EvdevCode.EV_KEY
             XCTAssertEqual(libevdev_event_code_get_name(UInt32(type), UInt32(swift)).map { String(cString: $0) }, name)
         }
     }

@@ -37,6 +37,10 @@ public enum EvdevCode {
     public static let SYN_MT_REPORT: UInt16 = 2
     public static let SYN_DROPPED: UInt16 = 3
 
+    // EV_MSC codes.
+    /// The device's own clock in microseconds (hid-multitouch sends it with every frame).
+    public static let MSC_TIMESTAMP: UInt16 = 0x05
+
     // EV_KEY codes.
     public static let BTN_LEFT: UInt16 = 0x110
     public static let BTN_TOOL_PEN: UInt16 = 0x140
@@ -50,6 +54,7 @@ public enum EvdevCode {
     public static let ABS_PRESSURE: UInt16 = 0x18
     public static let ABS_MT_SLOT: UInt16 = 0x2f
     public static let ABS_MT_TOUCH_MAJOR: UInt16 = 0x30
+    public static let ABS_MT_WIDTH_MAJOR: UInt16 = 0x32
     public static let ABS_MT_POSITION_X: UInt16 = 0x35
     public static let ABS_MT_POSITION_Y: UInt16 = 0x36
     public static let ABS_MT_TRACKING_ID: UInt16 = 0x39
@@ -77,6 +82,7 @@ public enum EvdevCode {
         case (EV_SYN, SYN_CONFIG): "SYN_CONFIG"
         case (EV_SYN, SYN_MT_REPORT): "SYN_MT_REPORT"
         case (EV_SYN, SYN_DROPPED): "SYN_DROPPED"
+        case (EV_MSC, MSC_TIMESTAMP): "MSC_TIMESTAMP"
         case (EV_KEY, BTN_LEFT): "BTN_LEFT"
         case (EV_KEY, BTN_TOOL_PEN): "BTN_TOOL_PEN"
         case (EV_KEY, BTN_TOOL_FINGER): "BTN_TOOL_FINGER"
@@ -86,6 +92,7 @@ public enum EvdevCode {
         case (EV_ABS, ABS_PRESSURE): "ABS_PRESSURE"
         case (EV_ABS, ABS_MT_SLOT): "ABS_MT_SLOT"
         case (EV_ABS, ABS_MT_TOUCH_MAJOR): "ABS_MT_TOUCH_MAJOR"
+        case (EV_ABS, ABS_MT_WIDTH_MAJOR): "ABS_MT_WIDTH_MAJOR"
         case (EV_ABS, ABS_MT_POSITION_X): "ABS_MT_POSITION_X"
         case (EV_ABS, ABS_MT_POSITION_Y): "ABS_MT_POSITION_Y"
         case (EV_ABS, ABS_MT_TRACKING_ID): "ABS_MT_TRACKING_ID"
