@@ -29,6 +29,8 @@ public final class TouchPanel: @unchecked Sendable {
         case rejected(path: String, reason: String)
         case failed(InputError.Code, message: String)
         case resynced(path: String)
+        /// The device was found to end touches by silence (or, after all, by lift events).
+        case liftReporting(path: String, LiftReporting, silenceMilliseconds: Int, reportIntervalMilliseconds: Int?)
 
         public var description: String {
             switch self {
@@ -37,6 +39,11 @@ public final class TouchPanel: @unchecked Sendable {
             case .rejected(let path, let reason): "touch: not using \(path) \(reason)"
             case .failed(_, let message): "touch: \(message)"
             case .resynced(let path): "touch: \(path) lost events (SYN_DROPPED); resynchronised"
+            case .liftReporting(let path, .silence, let silence, let interval):
+                "touch: \(path) never reports a lift (a contact went silent and came back elsewhere): a contact whose reports stop for \(silence) ms"
+                    + (interval.map { " (it reports every \($0) ms)" } ?? "") + " has lifted"
+            case .liftReporting(let path, _, _, _):
+                "touch: \(path) reports lifts after all: a finger resting without reports stays down"
             }
         }
     }
@@ -147,6 +154,8 @@ public final class TouchPanel: @unchecked Sendable {
             return remove(fd: fd, reason: error.code == .unplugged ? "unplugged" : error.description)
         }
         var events: [TouchEvent] = []
+        let liftReporting = entry.decoder.liftReporting
+        defer { announceLiftReporting(entry, was: liftReporting) }
         for item in items {
             switch item {
             case .event(let raw):
@@ -159,6 +168,14 @@ public final class TouchPanel: @unchecked Sendable {
             }
         }
         return events
+    }
+
+    /// Says when a device turned out to end touches by silence, or to report lifts after all.
+    private func announceLiftReporting(_ entry: OpenDevice, was before: LiftReporting) {
+        let now = entry.decoder.liftReporting
+        guard now != before, now == .silence || before == .silence else { return }
+        notify(.liftReporting(path: entry.info.path, now, silenceMilliseconds: Int(entry.decoder.silenceNanoseconds / 1_000_000),
+                              reportIntervalMilliseconds: entry.decoder.reportIntervalNanoseconds.map { Int($0 / 1_000_000) }))
     }
 
     /// Drains the hotplug watcher, closes devices whose node is gone and opens new ones.
@@ -179,14 +196,24 @@ public final class TouchPanel: @unchecked Sendable {
     @discardableResult
     public func rescan() -> [Notice] { rescan(named: nil, announce: true) }
 
-    /// When the next stale contact is due (nil: none is down).
+    /// When the next contact is due for a release the device did not send (nil: none is down).
     public var nextDeadline: MonotonicInstant? { open.values.compactMap(\.decoder.nextDeadline).min() }
 
-    /// Releases contacts that have been silent too long (a panel that never sends a release).
+    /// Releases contacts whose reports stopped too long ago: the stale rule, and on a panel
+    /// that never reports lifts the silence rule (`TouchDecoder`).
+    ///
+    /// A device with a release due is read first, so a silence is judged on everything the
+    /// kernel has: a loop that was busy (drawing) must not release a finger whose reports
+    /// are waiting unread. What that read decodes comes first in the result.
     public func expire(now: MonotonicInstant) -> [TouchEvent] {
-        open.values.sorted { $0.info.path < $1.info.path }.flatMap { entry in
-            entry.decoder.expire(now: now).map { entry.info.transform.event($0, device: entry.info.path) }
+        var events: [TouchEvent] = []
+        for (fd, entry) in open.sorted(by: { $0.value.info.path < $1.value.info.path }) {
+            guard let due = entry.decoder.nextDeadline, due <= now else { continue }
+            events += handleReadable(fd: fd)
+            guard open[fd] === entry else { continue }   // it went away while being read
+            events += entry.decoder.expire(now: now).map { entry.info.transform.event($0, device: entry.info.path) }
         }
+        return events
     }
 
     // MARK: Opening and closing

@@ -119,8 +119,10 @@ struct Events: ParsableCommand {
                     Self.printLine("\(seconds(event.time)) gpio \(event)")
                 }
             }
+            // Besides made-up releases, expire hands over what it read from a device first.
             for event in panel.expire(now: SystemClock().now()) {
-                Self.printLine("\(seconds(event.time)) \(event.device) \(event) (no release from the device)")
+                let note = event.phase == .release ? " (no release from the device)" : ""
+                Self.printLine("\(seconds(event.time)) \(event.device) \(event)\(note)")
             }
         }
     }
