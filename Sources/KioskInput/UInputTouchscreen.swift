@@ -33,9 +33,14 @@ public final class UInputTouchscreen {
     ///   - direct: Sets INPUT_PROP_DIRECT (a touch screen); false makes it look like an old
     ///     driver or, with `pointer`, a touchpad.
     ///   - pointer: Sets INPUT_PROP_POINTER (a touchpad; discovery must reject it).
+    ///   - contactSize: Adds ABS_MT_TOUCH_MAJOR and ABS_MT_WIDTH_MAJOR with this range
+    ///     (multi-touch), for drivers that report the contact's size (and may end a touch
+    ///     with size 0); send them with `emit`.
+    ///   - timestamps: Adds EV_MSC MSC_TIMESTAMP, which hid-multitouch sends with every frame.
     /// - Throws: `InputError` `.uinputUnavailable` when `/dev/uinput` is missing or refused.
     public init(_ touchProtocol: TouchProtocol, name: String, xRange: AxisRange, yRange: AxisRange, slots: Int = 10,
-                pressureRange: AxisRange = AxisRange(minimum: 0, maximum: 255), direct: Bool = true, pointer: Bool = false) throws(InputError) {
+                pressureRange: AxisRange = AxisRange(minimum: 0, maximum: 255), direct: Bool = true, pointer: Bool = false,
+                contactSize: AxisRange? = nil, timestamps: Bool = false) throws(InputError) {
         self.touchProtocol = touchProtocol
         self.name = name
         self.xRange = xRange
@@ -76,6 +81,14 @@ public final class UInputTouchscreen {
             break
         case .pressureOnly:
             enableAxis(EvdevCode.ABS_PRESSURE, pressureRange)
+        }
+        if let contactSize, touchProtocol == .multiTouchSlots || touchProtocol == .multiTouchAnonymous {
+            enableAxis(EvdevCode.ABS_MT_TOUCH_MAJOR, contactSize)
+            enableAxis(EvdevCode.ABS_MT_WIDTH_MAJOR, contactSize)
+        }
+        if timestamps {
+            libevdev_enable_event_type(handle, UInt32(EvdevCode.EV_MSC))
+            libevdev_enable_event_code(handle, UInt32(EvdevCode.EV_MSC), UInt32(EvdevCode.MSC_TIMESTAMP), nil)
         }
         var uinput: OpaquePointer?
         let rc = libevdev_uinput_create_from_device(handle, kc_evdev_uinput_open_managed, &uinput)

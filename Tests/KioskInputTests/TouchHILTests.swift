@@ -153,6 +153,197 @@ final class TouchHILTests: XCTestCase {
         XCTAssertNil(panel.nextDeadline)
     }
 
+    // MARK: Panels with quirks, replayed with real timing through the kernel
+    //
+    // The traces are modelled on what these drivers are documented (and their source
+    // shows) to send, not recorded from physical panels here. They go through uinput and
+    // evdev, so the kernel's own filtering (unchanged values dropped, a frame of nothing
+    // dropped) applies, and the panel runs as the daemon's loop runs it.
+
+    typealias RawEvent = (type: UInt16, code: UInt16, value: Int32)
+    typealias Frame = (ms: Int64, events: [RawEvent])
+
+    let pixels = (x: AxisRange(minimum: 0, maximum: 799), y: AxisRange(minimum: 0, maximum: 479))
+
+    private static func axis(_ code: UInt16, _ value: Int32) -> RawEvent { (EvdevCode.EV_ABS, code, value) }
+    private static func key(_ code: UInt16, _ value: Int32) -> RawEvent { (EvdevCode.EV_KEY, code, value) }
+    private static let mtReport: RawEvent = (EvdevCode.EV_SYN, EvdevCode.SYN_MT_REPORT, 0)
+
+    /// Writes each frame (and its SYN_REPORT) at its time, in milliseconds from the start,
+    /// while running the panel as the daemon's loop does — poll until the next frame or
+    /// release deadline, read, `expire(now:)` — until `untilMs`.
+    /// - Returns: The events, with times in milliseconds since the start.
+    private func replay(_ frames: [Frame], through device: UInputTouchscreen, panel: TouchPanel,
+                        untilMs: Int64) throws -> [(ms: Int64, event: TouchEvent)] {
+        let start = SystemMonotonic.now()
+        func at(_ ms: Int64) -> MonotonicInstant { start.advanced(byNanoseconds: ms * 1_000_000) }
+        var next = 0
+        var events: [TouchEvent] = []
+        while true {
+            while next < frames.count, at(frames[next].ms) <= SystemMonotonic.now() {
+                try device.emit(frames[next].events)
+                try device.report()
+                next += 1
+            }
+            events += panel.expire(now: SystemMonotonic.now())
+            if next == frames.count, at(untilMs) <= SystemMonotonic.now() { break }
+            var wake = at(next < frames.count ? frames[next].ms : untilMs)
+            if let deadline = panel.nextDeadline { wake = min(wake, deadline) }
+            let timeout = Int32(clamping: max(0, (wake.nanoseconds(since: SystemMonotonic.now()) + 999_999) / 1_000_000))
+            var fds = panel.pollDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), timeout)
+            for entry in fds where entry.revents != 0 { events += panel.handleReadable(fd: entry.fd) }
+        }
+        return events.map { ($0.time.nanoseconds(since: start) / 1_000_000, $0) }
+    }
+
+    /// Press and release lines (moves left out), without times.
+    private func taps(_ events: [(ms: Int64, event: TouchEvent)]) -> [String] {
+        summary(events.map(\.event).filter { $0.phase != .move })
+    }
+
+    /// A tap from a Goodix driver that never reports a lift (vendor kernels): protocol B,
+    /// slot 0, the firmware's touch number 0 as tracking ID and never -1, BTN_TOUCH 1 once;
+    /// a frame every `interval` ms with the finger's jitter; then nothing at all.
+    private func goodixTap(_ frames: inout [Frame], at start: Int64, x: Int32, y: Int32, count: Int = 6, interval: Int64 = 50) {
+        for n in 0..<count {
+            let j = Int32(n % 2)
+            frames.append((start + Int64(n) * interval, [
+                Self.axis(EvdevCode.ABS_MT_SLOT, 0), Self.axis(EvdevCode.ABS_MT_TRACKING_ID, 0),
+                Self.axis(EvdevCode.ABS_MT_POSITION_X, x + j), Self.axis(EvdevCode.ABS_MT_POSITION_Y, y + j),
+                Self.key(EvdevCode.BTN_TOUCH, 1), Self.axis(EvdevCode.ABS_X, x + j), Self.axis(EvdevCode.ABS_Y, y + j),
+            ]))
+        }
+    }
+
+    /// Two taps 1.7 s apart at different places, then the second key again: three press
+    /// and release pairs, each released within a second, and the panel is named silent.
+    func testPanelThatNeverReportsALiftGivesEveryTap() throws {
+        let device = try UInputTouchscreen(.multiTouchSlots, name: "kioskcam-hil-goodix-no-lift", xRange: pixels.x, yRange: pixels.y)
+        defer { device.close() }
+        let path = try device.waitForDevicePath()
+        let panel = panel(for: path)
+        defer { panel.close() }
+        var notices: [TouchPanel.Notice] = []
+        panel.onNotice = { notices.append($0) }
+        var frames: [Frame] = []
+        goodixTap(&frames, at: 100, x: 200, y: 300)
+        goodixTap(&frames, at: 1800, x: 600, y: 100)
+        goodixTap(&frames, at: 2800, x: 600, y: 100)
+        let events = try replay(frames, through: device, panel: panel, untilMs: 4500)
+        XCTAssertEqual(taps(events), ["press 200,300 slot 0", "release 200,300 slot 0", "press 600,100 slot 0",
+                                      "release 600,100 slot 0", "press 600,100 slot 0", "release 600,100 slot 0"],
+                       "\(events.map { "\($0.ms) \($0.event)" })")
+        // The first is released when the second shows the panel's kind; the others once
+        // their reports stop (4 report intervals of 50 ms) — none 10 s later.
+        let releases = events.filter { $0.event.phase == .release }.map(\.ms)
+        XCTAssertEqual(releases.count, 3)
+        for (release, lastFrame) in zip(releases, [350, 2050, 3050] as [Int64]) {
+            XCTAssertLessThan(release, lastFrame + 1000, "released \(release - lastFrame) ms after the last report")
+        }
+        XCTAssertTrue(notices.contains { if case .liftReporting(path, .silence, _, _) = $0 { true } else { false } }, "\(notices)")
+        print("HIL: \(notices.map(\.description).joined(separator: "; "))")
+    }
+
+    /// The same kind of panel speaking protocol A: no empty frame, no BTN_TOUCH 0, ever.
+    func testProtocolAPanelThatNeverReportsALift() throws {
+        let device = try UInputTouchscreen(.multiTouchAnonymous, name: "kioskcam-hil-a-no-lift", xRange: pixels.x, yRange: pixels.y,
+                                           contactSize: AxisRange(minimum: 0, maximum: 15))
+        defer { device.close() }
+        let path = try device.waitForDevicePath()
+        let panel = panel(for: path)
+        defer { panel.close() }
+        var frames: [Frame] = []
+        for (start, x, y) in [(Int64(100), Int32(200), Int32(300)), (1800, 600, 100)] {
+            for n in 0..<6 {
+                frames.append((start + Int64(n) * 50, [Self.axis(EvdevCode.ABS_MT_TOUCH_MAJOR, 6), Self.axis(EvdevCode.ABS_MT_POSITION_X, x + Int32(n % 2)),
+                                                       Self.axis(EvdevCode.ABS_MT_POSITION_Y, y), Self.mtReport]
+                               + (start == 100 && n == 0 ? [Self.key(EvdevCode.BTN_TOUCH, 1)] : [])))
+            }
+        }
+        let events = try replay(frames, through: device, panel: panel, untilMs: 3000)
+        XCTAssertEqual(taps(events), ["press 200,300 slot 0", "release 200,300 slot 0", "press 600,100 slot 0", "release 600,100 slot 0"],
+                       "\(events.map { "\($0.ms) \($0.event)" })")
+        XCTAssertLessThan(events.last?.ms ?? .max, 2050 + 1000, "the second tap is released within a second of its last report")
+    }
+
+    /// An ordinary panel reporting only changes: the finger rests perfectly still for 2 s
+    /// (nothing is sent), slides on and lifts. It must not be released while it rests.
+    func testRestingFingerOnAnOrdinaryPanelIsNotReleased() throws {
+        let device = try UInputTouchscreen(.multiTouchSlots, name: "kioskcam-hil-resting", xRange: pixels.x, yRange: pixels.y)
+        defer { device.close() }
+        let path = try device.waitForDevicePath()
+        let panel = panel(for: path)
+        defer { panel.close() }
+        var frames: [Frame] = [(100, [Self.axis(EvdevCode.ABS_MT_SLOT, 0), Self.axis(EvdevCode.ABS_MT_TRACKING_ID, 5),
+                                      Self.axis(EvdevCode.ABS_MT_POSITION_X, 400), Self.axis(EvdevCode.ABS_MT_POSITION_Y, 240),
+                                      Self.key(EvdevCode.BTN_TOUCH, 1)])]
+        for n in 1..<6 { frames.append((100 + Int64(n) * 50, [Self.axis(EvdevCode.ABS_MT_POSITION_X, 400 + Int32(n))])) }
+        for n in 0..<5 { frames.append((2400 + Int64(n) * 50, [Self.axis(EvdevCode.ABS_MT_POSITION_Y, 241 + Int32(n))])) }
+        frames.append((2700, [Self.axis(EvdevCode.ABS_MT_TRACKING_ID, -1), Self.key(EvdevCode.BTN_TOUCH, 0)]))
+        let events = try replay(frames, through: device, panel: panel, untilMs: 3000)
+        XCTAssertEqual(taps(events), ["press 400,240 slot 0", "release 405,245 slot 0"], "\(events.map { "\($0.ms) \($0.event)" })")
+        XCTAssertGreaterThanOrEqual(events.last?.ms ?? 0, 2700, "released by the device's lift, not before")
+    }
+
+    /// An older protocol A driver that ends a touch with a contact of size 0
+    /// (ABS_MT_TOUCH_MAJOR 0, ABS_MT_WIDTH_MAJOR 0) instead of an empty frame: the
+    /// release comes with that frame.
+    func testProtocolAZeroSizeContactIsAReleaseAtOnce() throws {
+        let device = try UInputTouchscreen(.multiTouchAnonymous, name: "kioskcam-hil-a-zero-size", xRange: pixels.x, yRange: pixels.y,
+                                           contactSize: AxisRange(minimum: 0, maximum: 15))
+        defer { device.close() }
+        let path = try device.waitForDevicePath()
+        let panel = panel(for: path)
+        defer { panel.close() }
+        func contact(_ size: Int32, _ x: Int32) -> [RawEvent] {
+            [Self.axis(EvdevCode.ABS_MT_TOUCH_MAJOR, size), Self.axis(EvdevCode.ABS_MT_WIDTH_MAJOR, size),
+             Self.axis(EvdevCode.ABS_MT_POSITION_X, x), Self.axis(EvdevCode.ABS_MT_POSITION_Y, 200), Self.mtReport]
+        }
+        var frames: [Frame] = [(100, contact(9, 300) + [Self.key(EvdevCode.BTN_TOUCH, 1)])]
+        for n in 1..<4 { frames.append((100 + Int64(n) * 20, contact(9, 300 + Int32(n)))) }
+        frames.append((200, contact(0, 303)))
+        frames.append((800, contact(9, 500)))
+        frames.append((820, contact(0, 500)))
+        let events = try replay(frames, through: device, panel: panel, untilMs: 1500)
+        XCTAssertEqual(taps(events), ["press 300,200 slot 0", "release 303,200 slot 0", "press 500,200 slot 0", "release 500,200 slot 0"],
+                       "\(events.map { "\($0.ms) \($0.event)" })")
+        let releases = events.filter { $0.event.phase == .release }.map(\.ms)
+        XCTAssertEqual(releases.count, 2)
+        XCTAssertLessThan(releases.first ?? .max, 800, "the first release comes with its zero-size frame, not 10 s later")
+    }
+
+    /// hid-multitouch: a frame at the report rate while a finger is down; once the finger
+    /// rests the kernel drops the unchanged slot values and frames of MSC_TIMESTAMP alone
+    /// remain; then the device falls silent without a lift. The stale rule (1 s here)
+    /// counts from the last frame with the contact's data, timestamps or not.
+    func testTimestampOnlyFramesDoNotKeepAContactAlive() throws {
+        let device = try UInputTouchscreen(.multiTouchSlots, name: "kioskcam-hil-hid-timestamps", xRange: pixels.x, yRange: pixels.y,
+                                           timestamps: true)
+        defer { device.close() }
+        let path = try device.waitForDevicePath()
+        var settings = Configuration.Touch()
+        settings.releaseAfterSeconds = 1
+        let panel = panel(for: path, settings: settings)
+        defer { panel.close() }
+        func stamp(_ ms: Int64) -> RawEvent { (EvdevCode.EV_MSC, EvdevCode.MSC_TIMESTAMP, Int32(ms * 1000)) }
+        var frames: [Frame] = [(100, [Self.axis(EvdevCode.ABS_MT_SLOT, 0), Self.axis(EvdevCode.ABS_MT_TRACKING_ID, 9),
+                                      Self.axis(EvdevCode.ABS_MT_POSITION_X, 300), Self.axis(EvdevCode.ABS_MT_POSITION_Y, 200),
+                                      Self.key(EvdevCode.BTN_TOUCH, 1), Self.axis(EvdevCode.ABS_X, 300), Self.axis(EvdevCode.ABS_Y, 200), stamp(100)])]
+        for n in 1...4 {
+            let ms = 100 + Int64(n) * 20
+            frames.append((ms, [Self.axis(EvdevCode.ABS_MT_POSITION_X, 300 + Int32(n)), Self.axis(EvdevCode.ABS_X, 300 + Int32(n)), stamp(ms)]))
+        }
+        // The finger rests: 2 s of timestamp-only frames, every 20 ms; then silence.
+        for ms in stride(from: Int64(200), through: 2200, by: 20) { frames.append((ms, [stamp(ms)])) }
+        let events = try replay(frames, through: device, panel: panel, untilMs: 3000)
+        XCTAssertEqual(taps(events), ["press 300,200 slot 0", "release 304,200 slot 0"], "\(events.map { "\($0.ms) \($0.event)" })")
+        let release = try XCTUnwrap(events.last { $0.event.phase == .release })
+        // The last data frame was at 180 ms: due at 1180, while timestamp frames still come.
+        XCTAssertLessThan(release.ms, 2000, "released 1 s after the last data, not after the timestamps stop")
+        XCTAssertGreaterThanOrEqual(release.ms, 1100)
+    }
+
     // MARK: Discovery and hotplug
 
     func testDiscoveryPrefersTheTouchscreenAndExplainsTheRest() throws {
