@@ -63,6 +63,95 @@ hil_wait_for() {
     done
 }
 
+# hil_xctest [--timeout SECS] [--dir DIR] NAME [VAR=VALUE...] -- Target.Class
+# Runs one XCTest class of the test bundle ($HIL_XCTEST, else the build's
+# kioskcamPackageTests.xctest) in DIR (default: here) with the variables set, and
+# reports every test case as its own PASS/FAIL line ("NAME: Class.test"; a skipped test
+# is a FAIL: a HIL test must run) and the class as a whole as one more: PASS only if
+# the bundle exits 0 and its summary says more than 0 tests executed, none skipped and
+# none failed, and none of its lines here was a FAIL. While it runs, "HIL: " lines are
+# passed through and a test's own "CHECK PASS: what" / "CHECK FAIL: what — why" lines
+# become PASS/FAIL lines.
+# The whole output is in $HIL_RESULTS/xctest-NAME.log (HIL_XCTEST_LOG, for more greps).
+# Returns 0 when the class passed.
+hil_xctest() {
+    local limit="" dir=$PWD
+    while [[ ${1:-} == --* ]]; do
+        case $1 in
+            --timeout) limit=$2; shift 2 ;;
+            --dir) dir=$2; shift 2 ;;
+            *) hil_fail "hil_xctest" "unknown option $1"; return 2 ;;
+        esac
+    done
+    local name=${1:-} vars=()
+    shift
+    while (($#)) && [[ $1 != -- ]]; do vars+=("$1"); shift; done
+    if [[ -z $name || ${1:-} != -- || $# -ne 2 ]]; then
+        hil_fail "hil_xctest ${name}" "usage: hil_xctest [--timeout SECS] [--dir DIR] NAME [VAR=VALUE...] -- Target.Class"
+        return 2
+    fi
+    local class=$2
+    local bundle=${HIL_XCTEST:-${KIOSKCAM_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.build/debug}/kioskcamPackageTests.xctest}
+    HIL_XCTEST_LOG=$HIL_RESULTS/xctest-${name//[^A-Za-z0-9_.-]/_}.log
+    if [[ ! -x $bundle ]]; then
+        hil_fail "$name: $class" "$bundle missing: run swift build --build-tests first"
+        return 1
+    fi
+    local run=("$bundle" "$class")
+    [[ -z $limit ]] || run=(timeout -k 10 "$limit" "${run[@]}")
+    local rc before failed
+    before=$(wc -l <"$HIL_RESULTS_FILE")
+    (cd "$dir" && env ${vars[@]+"${vars[@]}"} "${run[@]}" 2>&1) | tee "$HIL_XCTEST_LOG" | _hil_xctest_lines "$name"
+    rc=${PIPESTATUS[0]}
+    failed=$(tail -n +"$((before + 1))" "$HIL_RESULTS_FILE" | grep -c '^FAIL: ' || true)
+
+    local summary executed skipped failures
+    summary=$(grep -E '^[[:space:]]*Executed [0-9]+ tests?, with ' "$HIL_XCTEST_LOG" | tail -n 1 | sed 's/^[[:space:]]*//')
+    executed=$(sed -nE 's/^Executed ([0-9]+) tests?,.*/\1/p' <<<"$summary")
+    skipped=$(sed -nE 's/.* ([0-9]+) tests? skipped.*/\1/p' <<<"$summary")
+    failures=$(sed -nE 's/.* ([0-9]+) failures? .*/\1/p' <<<"$summary")
+    local why=""
+    if [[ -n $limit ]] && ((rc == 124 || rc == 137)); then
+        why="killed after $limit s"
+    elif [[ -z $summary ]]; then
+        why="no XCTest summary (exit $rc; crashed?): $(grep -E 'error|Fatal|fatal' "$HIL_XCTEST_LOG" | head -n 2 | tr '\n' ' ')"
+    elif ((${executed:-0} == 0)); then
+        why="executed no test (is $class the right name?): $summary"
+    elif ((${skipped:-0} > 0)); then
+        why="$skipped skipped — a HIL test must run here: $summary"
+    elif ((rc != 0 || ${failures:-0} > 0)); then
+        why="exit $rc: $summary"
+    elif ((failed > 0)); then
+        why="$failed of its checks failed (above): $summary"
+    fi
+    if [[ -z $why ]]; then
+        hil_pass "$name: $class — $summary"
+    else
+        hil_fail "$name: $class" "$why"
+        return 1
+    fi
+}
+
+# Reads XCTest's output (stdin) for hil_xctest NAME: a PASS/FAIL line per test case, the
+# HIL: and CHECK lines as they come, and a FAIL for a test that started and never ended.
+_hil_xctest_lines() {
+    local name=$1 line test="" reason="" what
+    while IFS= read -r line; do
+        case $line in
+            "HIL: "*) printf '%s\n' "$line" ;;
+            "CHECK PASS: "*) hil_pass "$name: ${line#CHECK PASS: }" ;;
+            "CHECK FAIL: "*) what=${line#CHECK FAIL: }; hil_fail "$name: ${what%% — *}" "${what#* — }" ;;
+            "Test Case '"*"' started"*) test=${line#Test Case \'}; test=${test%%\'*}; reason="" ;;
+            *": error: "*) [[ -n $reason ]] || reason=${line#*: error: } ;;
+            *" : Test skipped"*) reason=${line#* : Test skipped} reason=${reason# - } ;;
+            "Test Case '"*"' passed"*) hil_pass "$name: $test${line##*\' passed}"; test="" ;;
+            "Test Case '"*"' failed"*) hil_fail "$name: $test" "${reason:-failed}"; test="" ;;
+            "Test Case '"*"' skipped"*) hil_fail "$name: $test skipped" "${reason:-no reason given}"; test="" ;;
+        esac
+    done
+    [[ -z $test ]] || hil_fail "$name: $test" "started and never finished (crashed or killed); see the log"
+}
+
 # Prints "N passed, N failed" alone on a line; returns non-zero if anything failed
 # (or nothing was checked at all).
 hil_summary() {
