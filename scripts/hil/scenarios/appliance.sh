@@ -18,14 +18,14 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 BUILD=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}
 KIOSKCAM=${KIOSKCAM:-$BUILD/kioskcam}
-XCTEST=$BUILD/kioskcamPackageTests.xctest
+HIL_XCTEST=$BUILD/kioskcamPackageTests.xctest   # what hil_xctest runs
 WORK=/tmp/hil-appliance
 FB=/dev/fb0
 MIC=hw:Loopback,1,0
 mkdir -p "$WORK"
 export HOME=$WORK   # nothing of the host's home is writable here
 
-for needed in "$KIOSKCAM" "$XCTEST"; do
+for needed in "$KIOSKCAM" "$HIL_XCTEST"; do
     if [[ ! -e $needed ]]; then
         hil_fail "build products" "$needed missing: run swift build --build-tests first"
         hil_summary
@@ -99,34 +99,19 @@ ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 
 # --- the appliance ----------------------------------------------------------------------
 if ((ready)); then
-    out=$WORK/xctest-appliance.log
     start=$SECONDS
     # Leave time to copy the results out before run-guest's own limit.
     limit=$(( ${HIL_GUEST_TIMEOUT:-600} > 120 ? ${HIL_GUEST_TIMEOUT:-600} - 60 : 60 ))
     # Progress lines and every check the test makes go to the console as they come (the
     # checks as this scenario's own PASS/FAIL lines), so a slow step shows where it is.
-    (cd "$WORK" && env KIOSKCAM_HIL_APPLIANCE=1 KIOSKCAM_HIL_GPIO_CHIP="$CHIP" KIOSKCAM_HIL_GPIO_SIM="$SIM" \
+    hil_xctest --timeout "$limit" --dir "$WORK" appliance KIOSKCAM_HIL_APPLIANCE=1 \
+        KIOSKCAM_HIL_GPIO_CHIP="$CHIP" KIOSKCAM_HIL_GPIO_SIM="$SIM" \
         KIOSKCAM_HIL_CAMERA=/dev/video0 KIOSKCAM_HIL_MIC=$MIC KIOSKCAM_HIL_FB=$FB \
         KIOSKCAM_HIL_APPLIANCE_WORK="$WORK/appliance" \
-        timeout -k 10 "$limit" "$XCTEST" KioskApplianceTests.ApplianceHILTests 2>&1) | tee "$out" |
-        while IFS= read -r line; do
-            case $line in
-                "HIL: "*) printf '%s\n' "$line" ;;
-                "CHECK PASS: "*) hil_pass "appliance: ${line#CHECK PASS: }" ;;
-                "CHECK FAIL: "*) what=${line#CHECK FAIL: }; hil_fail "appliance: ${what%% — *}" "${what#* — }" ;;
-            esac
-        done
-    rc=${PIPESTATUS[0]}
-    ((rc != 124)) || hil_fail "ApplianceHILTests finishes in time" "killed after $limit s"
-    summary=$(grep -E "Executed [0-9]+ tests?" "$out" | tail -n 1 | sed 's/^[[:space:]]*//')
-    if ((rc == 0)) && [[ $summary == *"Executed"* && $summary != *"skipped"* ]]; then
-        hil_pass "KioskApplianceTests.ApplianceHILTests, every device at once ($((SECONDS - start)) s): $summary"
-    else
-        hil_fail "KioskApplianceTests.ApplianceHILTests, every device at once" \
-            "exit $rc: ${summary:-no summary}; $(grep -E 'error:' "$out" | grep -v 'CHECK' | head -n 3 | tr '\n' ' ')"
-    fi
+        -- KioskApplianceTests.ApplianceHILTests
+    hil_log "ApplianceHILTests, every device at once, took $((SECONDS - start)) s"
     # A test killed half-way leaves its daemon behind: end it, and say so.
-    pid=$(sed -n 's/.*started kioskcam run (pid \([0-9]*\)).*/\1/p' "$out" | head -n 1)
+    pid=$(sed -n 's/.*started kioskcam run (pid \([0-9]*\)).*/\1/p' "$HIL_XCTEST_LOG" | head -n 1)
     if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
         hil_fail "kioskcam run has exited after the test" "pid $pid still running; killed"
         kill -KILL "$pid"
@@ -144,5 +129,5 @@ kill "$APLAY" 2>/dev/null
 # For a person: screenshots, the daemon log, the metrics, the library listing and the files.
 mkdir -p "$HIL_RESULTS/appliance"
 cp -r "$WORK/appliance/." "$HIL_RESULTS/appliance/" 2>/dev/null
-cp "$WORK/xctest-appliance.log" "$HIL_RESULTS/appliance/" 2>/dev/null
+cp "$HIL_RESULTS/xctest-appliance.log" "$HIL_RESULTS/appliance/" 2>/dev/null
 hil_summary

@@ -12,7 +12,7 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 BUILD=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}
-XCTEST=$BUILD/kioskcamPackageTests.xctest
+HIL_XCTEST=$BUILD/kioskcamPackageTests.xctest   # what hil_xctest runs
 WORK=/tmp/hil-buttons
 mkdir -p "$WORK"
 export HOME=$WORK   # nothing of the host's home is writable here
@@ -28,23 +28,10 @@ setup_gpio_sim() {
 
 # --- the GPIO test class in the guest -------------------------------------------------
 run_gpio_tests() {
-    local out=$WORK/xctest-gpio.log rc summary
-    (cd "$WORK" && KIOSKCAM_HIL_GPIO=1 KIOSKCAM_HIL_GPIO_CHIP="$CHIP" KIOSKCAM_HIL_GPIO_SIM="$SIM" \
-        "$XCTEST" KioskGPIOTests.GPIOHILTests) >"$out" 2>&1
-    rc=$?
-    grep -E "^HIL" "$out" | sed 's/^HIL:/HIL: gpio:/; s/^HIL message:/HIL: message:/'
-    summary=$(grep -E "Executed [0-9]+ tests" "$out" | tail -n 1 | sed 's/^[[:space:]]*//')
-    if ((rc == 0)) && [[ $summary == *"Executed"* && $summary != *"skipped"* ]]; then
-        hil_pass "KioskGPIOTests.GPIOHILTests against gpio-sim: $summary"
-    else
-        hil_fail "KioskGPIOTests.GPIOHILTests against gpio-sim" \
-            "exit $rc: ${summary:-no summary}; $(grep -E 'error:' "$out" | head -n 3 | tr '\n' ' ')"
-    fi
-    # Each test by name, so a failure says which.
-    grep -E "^Test Case .* (passed|failed)" "$out" | while read -r _ _ name verdict _; do
-        name=${name//[\'\[\]-]/}
-        if [[ $verdict == passed ]]; then hil_pass "gpio: $name"; else hil_fail "gpio: $name" "see $out"; fi
-    done
+    hil_xctest --dir "$WORK" gpio KIOSKCAM_HIL_GPIO=1 KIOSKCAM_HIL_GPIO_CHIP="$CHIP" KIOSKCAM_HIL_GPIO_SIM="$SIM" \
+        -- KioskGPIOTests.GPIOHILTests
+    # Messages the tests print for a person to read.
+    grep -E "^HIL message:" "$HIL_XCTEST_LOG" | sed 's/^HIL message:/HIL: message:/'
 }
 
 # --- after the tests: nothing of ours still holds a line -------------------------------
@@ -59,8 +46,8 @@ check_lines_released() {
 }
 
 hil_log "guest kernel $(uname -r), scenario $(basename "$0")"
-if [[ ! -x $XCTEST ]]; then
-    hil_fail "GPIO test class" "$XCTEST missing: run swift build --build-tests first"
+if [[ ! -x $HIL_XCTEST ]]; then
+    hil_fail "GPIO test class" "$HIL_XCTEST missing: run swift build --build-tests first"
 elif setup_gpio_sim; then
     run_gpio_tests
     check_lines_released

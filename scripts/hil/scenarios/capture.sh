@@ -174,26 +174,8 @@ fi
 sed 's/^/HIL: log: /' "$log" | grep -E "lost|back|error" | head -n 6
 
 # --- the wrappers' own hardware tests (skipped on a host without devices) -------------
-XCTEST=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}/kioskcamPackageTests.xctest
-run_xctest() {  # NAME ENV=VALUE... CLASS
-    local class=${*: -1} out=$WORK/xctest-$1.log rc
-    shift
-    (cd "$WORK" && env "${@:1:$#-1}" "$XCTEST" "$class") >"$out" 2>&1
-    rc=$?
-    local summary
-    summary=$(grep -E "Executed [0-9]+ tests" "$out" | tail -n 1 | sed 's/^[[:space:]]*//')
-    if ((rc == 0)) && [[ $summary == *"Executed"* && $summary != *"skipped"* ]]; then
-        hil_pass "$class against the real driver: $summary"
-    else
-        hil_fail "$class against the real driver" "exit $rc: ${summary:-$(grep -E 'error:' "$out" | head -n 2 | tr '\n' ' ')}"
-    fi
-}
-if [[ -x $XCTEST ]]; then
-    run_xctest v4l2 KIOSKCAM_HIL_CAMERA=/dev/video0 KioskV4L2Tests.V4L2CameraHILTests
-    run_xctest alsa KIOSKCAM_TEST_ALSA_DEVICE=$MIC KioskALSATests.ALSAHardwareTests
-else
-    hil_fail "hardware test classes" "$XCTEST missing: run swift build --build-tests first"
-fi
+hil_xctest --dir "$WORK" v4l2 KIOSKCAM_HIL_CAMERA=/dev/video0 -- KioskV4L2Tests.V4L2CameraHILTests
+hil_xctest --dir "$WORK" alsa KIOSKCAM_TEST_ALSA_DEVICE=$MIC -- KioskALSATests.ALSAHardwareTests
 
 kill "$APLAY" 2>/dev/null
 # Keep logs and recordings for a person to look at (the guest's /tmp is its own).

@@ -11,14 +11,14 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 BUILD=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}
 KIOSKCAM=${KIOSKCAM:-$BUILD/kioskcam}
-XCTEST=$BUILD/kioskcamPackageTests.xctest
+HIL_XCTEST=$BUILD/kioskcamPackageTests.xctest   # what hil_xctest runs
 WORK=/tmp/hil-screen
 FB=/dev/fb0
 mkdir -p "$WORK"
 : >"$WORK/kioskcam.toml"
 export HOME=$WORK
 
-for needed in "$KIOSKCAM" "$XCTEST"; do
+for needed in "$KIOSKCAM" "$HIL_XCTEST"; do
     if [[ ! -e $needed ]]; then
         hil_fail "build products" "$needed missing: run swift build --build-tests first"
         hil_summary
@@ -67,19 +67,11 @@ layout_from_fbset() {
 }
 
 run_class() {  # LABEL EXPECT
-    # The log goes straight to the shared results folder, so a timeout still leaves it.
-    local label=$1 expect=$2 out=$HIL_RESULTS/xctest-$1.log rc summary started=$SECONDS
-    (cd "$WORK" && env KIOSKCAM_HIL_FB=$FB KIOSKCAM_HIL_FB_EXPECT="$expect" HIL_RESULTS="$HIL_RESULTS" \
-        "$XCTEST" KioskScreenTests.FramebufferHILTests) >"$out" 2>&1
-    rc=$?
-    hil_log "FramebufferHILTests at $label took $((SECONDS - started)) s"
-    summary=$(grep -E "Executed [0-9]+ tests" "$out" | tail -n 1 | sed 's/^[[:space:]]*//')
-    if ((rc == 0)) && [[ $summary == *"Executed"* && $summary != *"skipped"* ]]; then
-        hil_pass "FramebufferHILTests at $label: $summary"
-    else
-        hil_fail "FramebufferHILTests at $label" "exit $rc: ${summary:-} $(grep -E 'error' "$out" | head -n 3 | tr '\n' ' ')"
-    fi
-    grep -E "^framebuffer:" "$out" | sed 's/^/HIL: /'
+    local started=$SECONDS
+    hil_xctest --dir "$WORK" "fb-$1" KIOSKCAM_HIL_FB=$FB KIOSKCAM_HIL_FB_EXPECT="$2" HIL_RESULTS="$HIL_RESULTS" \
+        -- KioskScreenTests.FramebufferHILTests
+    hil_log "FramebufferHILTests at $1 took $((SECONDS - started)) s"
+    grep -E "^framebuffer:" "$HIL_XCTEST_LOG" | sed 's/^/HIL: /'
 }
 
 for mode in "800 480 16" "480 800 32"; do
