@@ -169,7 +169,7 @@ final class PinStoreTests: XCTestCase {
     }
 
     func testPermissionDeniedSaysRunAsRoot() throws {
-        guard geteuid() != 0 else { throw XCTSkip("running as root: permissions do not apply (the HIL guest and CI run as root)") }
+        guard geteuid() != 0 else { throw XCTSkip("running as root: permissions do not apply; run the tests as a normal user to cover this") }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         chmod(directory, 0o500)
         defer { chmod(directory, 0o700) }

@@ -281,7 +281,7 @@ final class LibraryPurgerTests: XCTestCase {
         let mountPoint = folder.path + "/tiny"
         try makeDirectory(mountPoint)
         let mounted = try Tool.run("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", mountPoint], allowFailure: true)
-        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here (\(mounted.stderr)); the HIL guest covers this") }
+        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here (\(mounted.stderr)); the HIL guest runs this test (scripts/hil/scenarios/capture.sh)") }
         defer { _ = try? Tool.run("umount", [mountPoint], allowFailure: true) }
 
         let root = mountPoint + "/media"

@@ -262,7 +262,7 @@ final class RecorderTests: XCTestCase {
         let mountPoint = folder.path + "/tiny"
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         let mounted = try Tool.run("mount", ["-t", "tmpfs", "-o", "size=1536k", "tmpfs", mountPoint], allowFailure: true)
-        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here (\(mounted.stderr)); the HIL guest covers this") }
+        guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here (\(mounted.stderr)); mounting needs root: run the tests as root to cover this") }
         defer { _ = try? Tool.run("umount", [mountPoint], allowFailure: true) }
 
         // Noisy frames so the file grows fast.

@@ -177,6 +177,17 @@ sed 's/^/HIL: log: /' "$log" | grep -E "lost|back|error" | head -n 6
 hil_xctest --dir "$WORK" v4l2 KIOSKCAM_HIL_CAMERA=/dev/video0 -- KioskV4L2Tests.V4L2CameraHILTests
 hil_xctest --dir "$WORK" alsa KIOSKCAM_TEST_ALSA_DEVICE=$MIC -- KioskALSATests.ALSAHardwareTests
 
+# --- a real small disk ---------------------------------------------------------------
+# The disk guard's tests mount a tiny tmpfs, which a host that is not root (or a
+# container) cannot: they skip there and run here, as root. (RecorderTests' disk-full
+# test is not run here: making its noise frames takes minutes under TCG.) They run tools
+# through Foundation's Process, which sees a child exit only through a socket pair on
+# 127.0.0.1: without the loopback interface (the guest boots with no network) it waits
+# for ever.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+hil_xctest --timeout 60 --dir "$WORK" disk-guard -- KioskRecordingTests.LibraryPurgerTests/testDiskGuardDeletesOldestDaysOnARealSmallFilesystem
+hil_xctest --timeout 120 --dir "$WORK" disk-guard-cli -- kioskcamTests.CommandLineTests/testDiskGuardDeletesOldestDaysFirstOnASmallDisk
+
 kill "$APLAY" 2>/dev/null
 # Keep logs and recordings for a person to look at (the guest's /tmp is its own).
 cp -r "$WORK" "$HIL_RESULTS/work" 2>/dev/null
