@@ -110,7 +110,7 @@ check_events() {  # NAME kioskcam-events-arguments... (@NODE@ is the device's no
     local rc=$?
     touch "$marker.end"
     wait "$maker"
-    hil_log "kioskcam events $*:"
+    hil_log "kioskcam events ${args[*]:-(no arguments: discovery)}:"
     sed 's/^/HIL:   /' "$out" | head -n 20
 
     if ((rc == 0)); then hil_pass "events ($name): Ctrl-C exits 0"; else hil_fail "events ($name): Ctrl-C exits 0" "exit $rc: $(tail -n 2 "$out.err" | tr '\n' ' ')"; fi
