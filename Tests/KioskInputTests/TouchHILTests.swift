@@ -233,10 +233,12 @@ final class TouchHILTests: XCTestCase {
         var frames: [Frame] = []
         goodixTap(&frames, at: 100, x: 200, y: 300)
         goodixTap(&frames, at: 1800, x: 600, y: 100)
-        goodixTap(&frames, at: 3000, x: 600, y: 100)
+        // The same key again, a finger's width off: a frame with exactly the coordinates the
+        // kernel already holds would carry nothing, and the kernel would drop it.
+        goodixTap(&frames, at: 3000, x: 602, y: 102)
         let events = try replay(frames, through: device, panel: panel, untilMs: 5000)
         XCTAssertEqual(taps(events), ["press 200,300 slot 0", "release 200,300 slot 0", "press 600,100 slot 0",
-                                      "release 600,100 slot 0", "press 600,100 slot 0", "release 600,100 slot 0"],
+                                      "release 600,100 slot 0", "press 602,102 slot 0", "release 602,102 slot 0"],
                        "\(events.map { "\($0.ms) \($0.event)" })")
         // The first is released when the second shows the panel's kind; the others once
         // their reports stop (4 report intervals of 100 ms) — none 10 s later.
@@ -247,6 +249,37 @@ final class TouchHILTests: XCTestCase {
         }
         XCTAssertTrue(notices.contains { if case .liftReporting(path, .silence, _, _) = $0 { true } else { false } }, "\(notices)")
         print("HIL: \(notices.map(\.description).joined(separator: "; "))")
+    }
+
+    /// The daemon's loop was busy (drawing) past a silent panel's deadline while the finger
+    /// kept reporting: `expire` reads what waits in the kernel first, so the finger is not
+    /// released in the middle of its touch.
+    func testExpireReadsWaitingReportsBeforeJudgingASilence() throws {
+        let device = try UInputTouchscreen(.multiTouchSlots, name: "kioskcam-hil-busy-loop", xRange: pixels.x, yRange: pixels.y)
+        defer { device.close() }
+        let path = try device.waitForDevicePath()
+        let panel = panel(for: path)
+        defer { panel.close() }
+        // Two taps far apart: the panel shows it lifts by silence (400 ms at 100 ms reports).
+        var frames: [Frame] = []
+        goodixTap(&frames, at: 100, x: 200, y: 300)
+        goodixTap(&frames, at: 1800, x: 600, y: 100)
+        XCTAssertEqual(taps(try replay(frames, through: device, panel: panel, untilMs: 2800)).count, 4)
+        // A third touch, read at once…
+        var touch: [Frame] = []
+        goodixTap(&touch, at: 0, x: 400, y: 240, count: 11)
+        try device.emit(touch[0].events)
+        try device.report()
+        XCTAssertEqual(taps(collect(panel, count: 1).map { (0, $0) }), ["press 400,240 slot 0"])
+        // …then reported every 100 ms for a second while nothing reads the device.
+        for frame in touch.dropFirst() {
+            usleep(100_000)
+            try device.emit(frame.events)
+            try device.report()
+        }
+        let events = panel.expire(now: SystemMonotonic.now())
+        XCTAssertEqual(events.map(\.phase), Array(repeating: .move, count: 10), "\(summary(events))")
+        XCTAssertNotNil(panel.nextDeadline, "still down")
     }
 
     /// The same kind of panel speaking protocol A: no empty frame, no BTN_TOUCH 0, ever.
