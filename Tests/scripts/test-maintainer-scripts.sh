@@ -12,6 +12,18 @@ scripts=$repo/scripts
 build_dir=${KIOSKCAM_BUILD_DIR:-$repo/.build/debug}
 case "$build_dir" in /*) ;; *) build_dir=$repo/$build_dir ;; esac
 
+# The real tools the checks use: a missing one fails here, naming its package, rather
+# than quietly leaving checks out (scripts/install-deps --test installs them all).
+absent=()
+for entry in rsync:rsync readelf:binutils dpkg:dpkg dpkg-deb:dpkg tar:tar cmp:diffutils awk:mawk \
+  /usr/bin/systemctl:systemd /usr/bin/systemd-sysusers:systemd /usr/bin/systemd-tmpfiles:systemd; do
+  command -v "${entry%%:*}" >/dev/null || absent+=("${entry%%:*} (apt-get install ${entry#*:})")
+done
+if [ ${#absent[@]} -gt 0 ]; then
+  printf 'test-maintainer-scripts: missing: %s\n' "${absent[@]}" >&2
+  exit 1
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 board=$work/board
