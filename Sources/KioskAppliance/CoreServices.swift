@@ -96,7 +96,9 @@ final class Upkeep: @unchecked Sendable {
         appliance.superviseCamera()
         let outcome = gate.observe(watched.map { $0.beats() }, now: clock.now())
         for (name, seconds) in outcome.stalled {
-            appliance.logger.error("the \(name) thread has made no progress for \(Int(seconds)) s; systemd's watchdog restarts kioskcam if it stays stuck")
+            // A warning: a slow moment (an emulated guest, swap) looks the same; systemd's
+            // watchdog, which acts after WatchdogSec, is what decides it is stuck.
+            appliance.logger.warning("the \(name) thread has made no progress for \(Int(seconds)) s; systemd's watchdog restarts kioskcam if it stays stuck")
         }
         for name in outcome.recovered { appliance.logger.notice("the \(name) thread is making progress again") }
         if outcome.ping, notifier.watchdogInterval != nil { notifier.watchdog() }

@@ -338,6 +338,16 @@ final class ApplianceHILTests: XCTestCase {
         }
     }
 
+    /// Brings the live screen back if the idle lock (or blanking) took it while a slow
+    /// guest worked through a step, so the next tap lands on the record button.
+    private func ensureLive(_ daemon: Daemon, _ touch: UInputTouchscreen) throws {
+        guard daemon.pages().last != "live" else { return }
+        note("the screen locked during the step: unlocking it again")
+        let count = daemon.pages().count
+        try enter("1234", on: touch, daemon: daemon)
+        check(waitForPage(daemon, "live", after: count, seconds: 30), "unlocked again for the next step", "\(daemon.pages())")
+    }
+
     /// The rule (one recording at a time; a record button ends whatever records) through
     /// every way a person or a maintainer asks: the socket, the GPIO record button and the
     /// screen's record button, each against a recording the others started. Four
@@ -366,6 +376,7 @@ final class ApplianceHILTests: XCTestCase {
 
         // 2. The screen's record button starts video; sound only through the socket is
         //    refused; the GPIO record button stops the video.
+        try ensureLive(daemon, touch)
         try tap(touch, recordButton)
         check(waitForRecording(daemon, "recording", kind: "video"), "touch: the record button starts a video recording", "\(daemon.socketStatus())")
         check(refused(.recordStart(audioOnly: true, duration: nil), "already recording: a video recording is running"),
@@ -383,6 +394,7 @@ final class ApplianceHILTests: XCTestCase {
         check(waitForRecording(daemon, "recording", kind: "video"), "GPIO: the record button starts a video recording", "\(daemon.socketStatus())")
         check(refused(.recordStart(audioOnly: false, duration: nil), "already recording"), "socket: a second video start is refused")
         Thread.sleep(forTimeInterval: 2.5)
+        try ensureLive(daemon, touch)
         try tap(touch, recordButton)
         check(waitForRecording(daemon, "idle"), "touch: the Stop button ends the video recording", "\(daemon.socketStatus())")
         note("combinations: GPIO video → touch stop")
@@ -392,6 +404,7 @@ final class ApplianceHILTests: XCTestCase {
         _ = try? client.send(.recordStart(audioOnly: true, duration: nil))
         check(waitForRecording(daemon, "recording", kind: "audio"), "socket: a second sound-only recording starts")
         Thread.sleep(forTimeInterval: 2.5)
+        try ensureLive(daemon, touch)
         try tap(touch, recordButton)
         check(waitForRecording(daemon, "idle"), "touch: the Stop button ends the sound-only recording", "\(daemon.socketStatus())")
         check(refused(.recordStop, "not recording"), "socket: stop with nothing recording is refused")

@@ -49,15 +49,14 @@ else
     hil_fail "snd-aloop: Loopback card" "modprobe snd-aloop failed"; ready=0
 fi
 # The loopback locks both sides to the first one's format: 48 kHz mono, as configured.
-python3 - "$WORK/tone.wav" <<'EOF'
-import math, struct, sys, wave
-rate, secs = 48000, 400
-with wave.open(sys.argv[1], "wb") as w:
-    w.setnchannels(1); w.setsampwidth(2); w.setframerate(rate)
-    second = struct.pack("<%dh" % rate, *[int(12000 * math.sin(2 * math.pi * 1000 * i / rate)) for i in range(rate)])
-    w.writeframes(second * secs)
-EOF
-aplay -q -D hw:Loopback,0,0 "$WORK/tone.wav" &
+# Generated for as long as the scenario runs, so a slow guest never runs out of tone.
+python3 -c '
+import math, struct, sys
+rate = 48000
+second = struct.pack("<%dh" % rate, *[int(12000 * math.sin(2 * math.pi * 1000 * i / rate)) for i in range(rate)])
+while True:
+    sys.stdout.buffer.write(second)
+' | aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 1 &
 APLAY=$!
 
 # --- GPIO: gpio-sim, one chip, one bank of 8 lines --------------------------------------

@@ -40,16 +40,15 @@ fi
 
 # A known tone into the loopback's playback side; kioskcam captures the other side.
 # The loopback locks both sides to one format, so kioskcam asks for the same (48 kHz mono).
-python3 - "$WORK/tone.wav" "$TONE_HZ" <<'EOF'
-import math, struct, sys, wave
-rate, secs, hz = 48000, 150, float(sys.argv[2])
-with wave.open(sys.argv[1], "wb") as w:
-    w.setnchannels(1); w.setsampwidth(2); w.setframerate(rate)
-    period = [int(12000 * math.sin(2 * math.pi * hz * i / rate)) for i in range(rate)]
-    second = struct.pack("<%dh" % rate, *period)
-    w.writeframes(second * secs)
-EOF
-aplay -q -D hw:Loopback,0,0 "$WORK/tone.wav" &
+# Generated for as long as the scenario runs (a file of fixed length ran out when a
+# loaded host made the guest slow, and the last recordings heard silence).
+python3 -c '
+import math, struct, sys
+rate, hz = 48000, float(sys.argv[1])
+second = struct.pack("<%dh" % rate, *[int(12000 * math.sin(2 * math.pi * hz * i / rate)) for i in range(rate)])
+while True:
+    sys.stdout.buffer.write(second)
+' "$TONE_HZ" | aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 1 &
 APLAY=$!
 sleep 0.5
 
