@@ -43,8 +43,6 @@ final class ALSACaptureLoop: @unchecked Sendable {
         var buffer: MediaBuffer
         var pooled: Bool
         var frames = 0
-
-        func discard() { if pooled { buffer.recycle() } }
     }
 
     /// Runs until stopped or until the device is gone; returns why it ended.
@@ -91,12 +89,10 @@ final class ALSACaptureLoop: @unchecked Sendable {
             if error != 0 {
                 // A period cut by an overrun has no trustworthy time; the gap shows in
                 // the next chunk's timestamp and the aligner fills it.
-                pending?.discard()
-                pending = nil
+                pending = nil   // a pooled buffer goes back when its last reference does
                 if let end = recover(from: error, thread) { return end }
             }
         }
-        pending?.discard()
         return .stopped
     }
 

@@ -50,10 +50,4 @@ public enum CaptureItem: @unchecked Sendable {
         }
     }
 
-    public func recycle() {
-        switch self {
-        case .video(let frame): frame.buffer.recycle()
-        case .audio(let chunk): chunk.buffer.recycle()
-        }
-    }
 }

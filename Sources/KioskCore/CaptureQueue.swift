@@ -3,7 +3,7 @@ import Foundation
 /// The bounded hand-off between capture threads and the encoder thread.
 ///
 /// Video and audio have separate lanes so a burst of one never pushes out the other.
-/// When a lane is full the *oldest* item is dropped, recycled and counted: a live
+/// When a lane is full the *oldest* item is dropped (its buffer goes back to its pool) and counted: a live
 /// camera must never block, and memory must never grow with time. The consumer gets
 /// items in timestamp order across both lanes.
 ///
@@ -63,9 +63,9 @@ public final class CaptureQueue: @unchecked Sendable {
     public func push(_ frame: VideoFrame) {
         lock.withLock {
             while overflow == .block && video.isFull && !closed { lock.wait() }
-            guard !closed else { frame.buffer.recycle(); return }
+            guard !closed else { return }
             if video.isFull {
-                video.popFirst()?.buffer.recycle()
+                _ = video.popFirst()   // its buffer goes back when the last holder lets go
                 counters.droppedVideoFrames += 1
             }
             video.append(frame)
@@ -77,9 +77,9 @@ public final class CaptureQueue: @unchecked Sendable {
     public func push(_ chunk: AudioChunk) {
         lock.withLock {
             while overflow == .block && audio.isFull && !closed { lock.wait() }
-            guard !closed else { chunk.buffer.recycle(); return }
+            guard !closed else { return }
             if audio.isFull {
-                audio.popFirst()?.buffer.recycle()
+                _ = audio.popFirst()
                 counters.droppedAudioChunks += 1
             }
             audio.append(chunk)
@@ -127,8 +127,8 @@ public final class CaptureQueue: @unchecked Sendable {
     /// Recycles everything still queued.
     public func drain() {
         lock.withLock {
-            while let frame = video.popFirst() { frame.buffer.recycle() }
-            while let chunk = audio.popFirst() { chunk.buffer.recycle() }
+            video.removeAll()
+            audio.removeAll()
         }
     }
 

@@ -1,68 +1,102 @@
-/// A fixed-capacity block of memory for one video frame or audio chunk, recycled
-/// through its `BufferPool` so steady-state capture allocates nothing.
+import Synchronization
+
+/// The memory of one video frame or audio chunk, shared by reference.
 ///
-/// Ownership moves with the frame: the source fills it, the queue holds it, the
-/// encoder reads it and then calls `recycle()`. Only one party touches it at a time,
-/// which is why it is `@unchecked Sendable`.
+/// A frame goes to several consumers at once — the encoder, the preview, a still, the
+/// luma branch — without a copy: each holds the same `MediaBuffer`, and when the last
+/// one lets go (ARC) the memory goes back where it came from: its `BufferPool`, or (for
+/// a V4L2 mmap buffer handed over as it is) the driver's queue. Nobody writes to a
+/// buffer once it has been delivered, which is what makes sharing it safe.
 public final class MediaBuffer: @unchecked Sendable {
     public let capacity: Int
-    /// Bytes of `capacity` that hold data.
+    /// Bytes of `capacity` that hold data; set by the producer before delivery.
     public var byteCount: Int
     public let baseAddress: UnsafeMutableRawPointer
-    fileprivate weak var pool: BufferPool?
+    private let release: Release
 
-    public init(capacity: Int) {
-        self.capacity = capacity
-        self.byteCount = 0
-        self.baseAddress = UnsafeMutableRawPointer.allocate(byteCount: max(capacity, 1), alignment: 64)
+    private enum Release {
+        /// Memory of our own, freed with the buffer.
+        case own
+        /// A pool's block, given back to it.
+        case pool(BufferPool, index: Int)
+        /// Someone else's memory (a driver buffer): they are told when it is free again.
+        case external(@Sendable () -> Void)
     }
 
-    deinit { baseAddress.deallocate() }
+    /// A standalone buffer with memory of its own.
+    public init(capacity: Int) {
+        self.capacity = capacity
+        byteCount = 0
+        baseAddress = UnsafeMutableRawPointer.allocate(byteCount: max(capacity, 1), alignment: 64)
+        release = .own
+    }
+
+    /// A buffer over memory the caller owns (a V4L2 mmap buffer): `onRelease` runs, on
+    /// whichever thread lets go last, once no consumer holds it any more.
+    public init(wrapping baseAddress: UnsafeMutableRawPointer, byteCount: Int, onRelease: @escaping @Sendable () -> Void) {
+        capacity = byteCount
+        self.byteCount = byteCount
+        self.baseAddress = baseAddress
+        release = .external(onRelease)
+    }
+
+    fileprivate init(pool: BufferPool, index: Int, baseAddress: UnsafeMutableRawPointer) {
+        capacity = pool.bufferCapacity
+        byteCount = 0
+        self.baseAddress = baseAddress
+        release = .pool(pool, index: index)
+    }
+
+    deinit {
+        switch release {
+        case .own: baseAddress.deallocate()
+        case .pool(let pool, let index): pool.giveBack(index)
+        case .external(let onRelease): onRelease()
+        }
+    }
 
     public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: baseAddress, count: byteCount) }
     public var mutableBytes: UnsafeMutableRawBufferPointer {
         UnsafeMutableRawBufferPointer(start: baseAddress, count: capacity)
     }
-
-    /// Hands the buffer back to its pool (a no-op for a buffer without one).
-    public func recycle() { pool?.put(self) }
 }
 
-/// A fixed set of equally sized buffers. `take()` returns nil when all are in use,
-/// which the caller counts as a dropped frame rather than allocating more.
-public final class BufferPool: @unchecked Sendable {
+/// A fixed set of equally sized memory blocks. `take()` returns nil when all are in use
+/// (held by consumers), which the caller counts as a dropped frame rather than
+/// allocating more: memory never grows with time.
+public final class BufferPool: Sendable {
     public let bufferCapacity: Int
     public let bufferCount: Int
-    private let lock = Lock()
-    private var free: [MediaBuffer]
-    /// Keeps every buffer alive: `MediaBuffer.pool` is weak, the pool owns them.
-    private let all: [MediaBuffer]
+    private let memory: UnsafeMutableRawPointerBox
+    private let stride: Int
+    private let free: Mutex<[Int]>
 
     public init(bufferCapacity: Int, count: Int) {
         self.bufferCapacity = bufferCapacity
-        self.bufferCount = count
-        let buffers = (0..<count).map { _ in MediaBuffer(capacity: bufferCapacity) }
-        all = buffers
-        free = buffers
-        free.reserveCapacity(count)
-        for buffer in buffers { buffer.pool = self }
+        bufferCount = count
+        // One allocation for all blocks, each aligned for SIMD and swscale.
+        stride = (max(bufferCapacity, 1) + 63) & ~63
+        memory = UnsafeMutableRawPointerBox(UnsafeMutableRawPointer.allocate(byteCount: stride * max(count, 1), alignment: 64))
+        free = Mutex(Array((0..<count).reversed()))
     }
 
+    deinit { memory.pointer.deallocate() }
+
+    /// A free block as a buffer (its `byteCount` 0), or nil when every block is held.
     public func take() -> MediaBuffer? {
-        lock.withLock {
-            guard let buffer = free.popLast() else { return nil }
-            buffer.byteCount = 0
-            return buffer
-        }
+        guard let index = free.withLock({ $0.popLast() }) else { return nil }
+        return MediaBuffer(pool: self, index: index, baseAddress: memory.pointer + index * stride)
     }
 
-    fileprivate func put(_ buffer: MediaBuffer) {
-        lock.withLock {
-            // A double recycle would hand one buffer to two owners; ignore the second.
-            guard !free.contains(where: { $0 === buffer }) else { return }
-            free.append(buffer)
-        }
+    fileprivate func giveBack(_ index: Int) {
+        free.withLock { $0.append(index) }
     }
 
-    public var freeCount: Int { lock.withLock { free.count } }
+    public var freeCount: Int { free.withLock { $0.count } }
+}
+
+/// A raw pointer that is only ever read, so a `Sendable` class can hold it.
+private struct UnsafeMutableRawPointerBox: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+    init(_ pointer: UnsafeMutableRawPointer) { self.pointer = pointer }
 }

@@ -18,6 +18,11 @@ struct RingBuffer<Element> {
         count += 1
     }
 
+    /// Empties it; the elements are released.
+    mutating func removeAll() {
+        while popFirst() != nil {}
+    }
+
     mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = slots[head]

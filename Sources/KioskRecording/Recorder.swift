@@ -278,7 +278,6 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
                 case .video(let frame): handle(frame, state: state)
                 case .audio(let chunk): handle(chunk, state: state)
                 }
-                item.recycle()
             } else if stopping {
                 break
             }

@@ -58,12 +58,10 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
                 do {
                     count = try readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer.mutableBytes[0..<format.frameByteCount]))
                 } catch {
-                    buffer.recycle()
                     end = .failed("reading \(path) failed: \(error)")
                     break
                 }
                 guard count == format.frameByteCount else {
-                    buffer.recycle()
                     end = .endOfInput
                     break
                 }

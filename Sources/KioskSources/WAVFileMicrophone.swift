@@ -92,7 +92,7 @@ public final class WAVFileMicrophone: AudioSource, @unchecked Sendable {
                 let want = Int(min(Int64(framesPerChunk * format.bytesPerFrame), remaining))
                 let got = (try? file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer.mutableBytes[0..<want]))) ?? 0
                 let whole = got - got % format.bytesPerFrame
-                guard whole > 0 else { buffer.recycle(); end = .endOfInput; break }
+                guard whole > 0 else { end = .endOfInput; break }
                 remaining -= Int64(got)
                 buffer.byteCount = whole
                 sink.deliver(AudioChunk(buffer: buffer, format: format, timestamp: pacer.deadline(index)))

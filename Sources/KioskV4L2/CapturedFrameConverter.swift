@@ -53,17 +53,11 @@ final class CapturedFrameConverter {
         if flaggedError { return .dropped(.corrupt) }
         guard let buffer = pool.take() else { return .dropped(.noBuffer) }
         if let packing {
-            guard let copied = packing.copy(from: source, to: buffer.mutableBytes) else {
-                buffer.recycle()
-                return .dropped(.corrupt)
-            }
+            guard let copied = packing.copy(from: source, to: buffer.mutableBytes) else { return .dropped(.corrupt) }
             buffer.byteCount = copied
             return .ready(buffer)
         }
-        guard let decoder, (try? decoder.stage(source)) != nil else {
-            buffer.recycle()
-            return .dropped(.corrupt)
-        }
+        guard let decoder, (try? decoder.stage(source)) != nil else { return .dropped(.corrupt) }
         return .jpeg(buffer)
     }
 
@@ -76,20 +70,10 @@ final class CapturedFrameConverter {
         case .dropped(let drop):
             return .failure(drop)
         case .jpeg(let buffer):
-            guard let decoder, let count = try? decoder.decodeStaged(into: buffer.mutableBytes) else {
-                buffer.recycle()
-                return .failure(.corrupt)
-            }
+            guard let decoder, let count = try? decoder.decodeStaged(into: buffer.mutableBytes) else { return .failure(.corrupt) }
             buffer.byteCount = count
             return .success(buffer)
         }
     }
 
-    /// Gives a staged frame's buffer back when it will not be finished (the stream ended).
-    func discard(_ staged: Staged) {
-        switch staged {
-        case .ready(let buffer), .jpeg(let buffer): buffer.recycle()
-        case .dropped: break
-        }
-    }
 }

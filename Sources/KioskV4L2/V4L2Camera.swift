@@ -279,8 +279,7 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
         do {
             try device.queueBuffer(index)
         } catch {
-            converter.discard(staged)
-            return .end(Self.end(for: error))
+            return .end(Self.end(for: error))   // the staged buffer goes back with its last reference
         }
         switch converter.finish(staged) {
         case .success(let buffer):

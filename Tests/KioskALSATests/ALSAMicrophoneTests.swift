@@ -176,10 +176,9 @@ final class ReleasingSink: CaptureSink, @unchecked Sendable {
         try microphone.start(into: self)
     }
 
-    func deliver(_ frame: VideoFrame) { frame.buffer.recycle() }
+    func deliver(_ frame: VideoFrame) {}
 
     func deliver(_ chunk: AudioChunk) {
-        chunk.buffer.recycle()
         var released: ALSAMicrophone? = lock.withLock {
             delivered += 1
             guard delivered == 3 else { return nil }

@@ -23,7 +23,7 @@ final class RecordingSink: CaptureSink, @unchecked Sendable {
     private let stall: (chunk: Int, seconds: Double)?
 
     /// - Parameters:
-    ///   - keep: Chunks to keep (later ones are recycled unrecorded).
+    ///   - keep: Chunks to keep (later ones are let go unrecorded).
     ///   - stall: Sleep on the capture thread once, at delivery number `chunk`.
     init(keep: Int = 1000, stall: (chunk: Int, seconds: Double)? = nil) {
         self.keep = keep
@@ -33,13 +33,12 @@ final class RecordingSink: CaptureSink, @unchecked Sendable {
     var chunks: [Chunk] { lock.lock(); defer { lock.unlock() }; return recorded }
     var ends: [SourceEnd] { lock.lock(); defer { lock.unlock() }; return endings }
 
-    func deliver(_ frame: VideoFrame) { frame.buffer.recycle() }
+    func deliver(_ frame: VideoFrame) {}
 
     func deliver(_ chunk: AudioChunk) {
         let samples = Array(chunk.buffer.bytes.bindMemory(to: Int16.self))
         let now = monotonicNow()
         let byteCount = chunk.buffer.byteCount
-        chunk.buffer.recycle()
         lock.lock()
         if recorded.count < keep {
             recorded.append(Chunk(timestamp: chunk.timestamp, byteCount: byteCount, format: chunk.format,

@@ -151,9 +151,10 @@ final class CaptureQueueTests: XCTestCase {
         XCTAssertEqual(queue.snapshot.droppedVideoFrames, 9_992)
         XCTAssertEqual(queue.snapshot.maxVideoDepth, 8)
         XCTAssertEqual(pool.freeCount, 1)
-        let oldest = queue.tryPop()
-        XCTAssertEqual(label(oldest), "v9992")
-        oldest?.recycle()
+        do {
+            let oldest = queue.tryPop()
+            XCTAssertEqual(label(oldest), "v9992")
+        }
         XCTAssertEqual(pool.freeCount, 2)
         queue.drain()
         XCTAssertEqual(pool.freeCount, 9)
@@ -274,16 +275,16 @@ final class CaptureQueueTests: XCTestCase {
         let queue = makeQueue(video: 1, audio: 1, overflow: .block, expectsVideo: false)
         queue.push(chunk(at: 0, from: pool))
         let done = DispatchSemaphore(value: 0)
-        let second = chunk(at: 10, from: pool)
+        let handOver = HandOver(chunk(at: 10, from: pool))   // so that only the queue could keep it
         let thread = Thread {
-            queue.push(second)
+            if let chunk = handOver.take() { queue.push(chunk) }
             done.signal()
         }
         thread.start()
         XCTAssertEqual(done.wait(timeout: .now() + 0.2), .timedOut, "push on a full .block audio lane returned")
         queue.close()
         XCTAssertEqual(done.wait(timeout: .now() + 2), .success, "close() did not release the blocked producer")
-        // The refused chunk was recycled, the queued one is still there.
+        // The refused chunk went back to the pool, the queued one is still there.
         XCTAssertEqual(pool.freeCount, 1)
         XCTAssertEqual(queue.depth.audio, 1)
         XCTAssertEqual(queue.snapshot.droppedAudioChunks, 0)
@@ -394,43 +395,79 @@ final class CaptureQueueTests: XCTestCase {
             XCTAssertEqual(pool.freeCount, expectedFree)
             taken.append(buffer)
         }
-        XCTAssertEqual(Set(taken.map(ObjectIdentifier.init)).count, 3, "the pool handed out one buffer twice")
+        XCTAssertEqual(Set(taken.map(\.baseAddress)).count, 3, "the pool handed out one block twice")
         XCTAssertNil(pool.take())
         XCTAssertNil(pool.take())
-        taken[1].recycle()
+        let address = taken[1].baseAddress
+        taken.remove(at: 1)   // its last holder lets go
         XCTAssertEqual(pool.freeCount, 1)
-        XCTAssertTrue(pool.take() === taken[1])
+        let again = pool.take()
+        XCTAssertEqual(again?.baseAddress, address)
         XCTAssertNil(pool.take())
     }
 
-    func testDoubleRecycleDoesNotDuplicate() {
+    /// A frame shared by several consumers goes back to the pool once, when the last lets go.
+    func testASharedBufferReturnsOnceWhenTheLastHolderLetsGo() {
         let pool = BufferPool(bufferCapacity: 10, count: 2)
-        let a = pool.take()!
-        let b = pool.take()!
-        a.recycle()
-        a.recycle()
+        var first: MediaBuffer? = pool.take()
+        var second = first   // the encoder and the preview hold the same frame
         XCTAssertEqual(pool.freeCount, 1)
-        XCTAssertTrue(pool.take() === a)
-        XCTAssertNil(pool.take(), "a double recycle let one buffer be taken twice")
-        b.recycle()
-        a.recycle()
+        first = nil
+        XCTAssertEqual(pool.freeCount, 1, "still held by the other consumer")
+        XCTAssertNotNil(second)
+        second = nil
         XCTAssertEqual(pool.freeCount, 2)
+        let a = pool.take(), b = pool.take()
+        XCTAssertNotNil(a)
+        XCTAssertNotNil(b)
+        XCTAssertNotEqual(a?.baseAddress, b?.baseAddress, "one block never goes to two owners")
+        XCTAssertNil(pool.take())
     }
 
     func testTakeResetsByteCount() {
         let pool = BufferPool(bufferCapacity: 10, count: 1)
-        let buffer = pool.take()!
-        buffer.byteCount = 7
-        XCTAssertEqual(buffer.bytes.count, 7)
-        XCTAssertEqual(buffer.mutableBytes.count, 10)
-        buffer.recycle()
+        do {
+            let buffer = pool.take()!
+            buffer.byteCount = 7
+            XCTAssertEqual(buffer.bytes.count, 7)
+            XCTAssertEqual(buffer.mutableBytes.count, 10)
+        }
         XCTAssertEqual(pool.take()?.byteCount, 0)
     }
 
-    func testBufferWithoutPoolRecyclesToNothing() {
+    func testABufferWithoutAPoolFreesItsOwnMemory() {
         let pool = BufferPool(bufferCapacity: 10, count: 1)
-        _ = pool.take()
-        MediaBuffer(capacity: 10).recycle()
+        let held = pool.take()
+        do { _ = MediaBuffer(capacity: 10) }
         XCTAssertEqual(pool.freeCount, 0)
+        XCTAssertNotNil(held)
     }
+
+    /// A driver's buffer handed over as it is: the driver hears when it is free again.
+    func testAWrappedBufferTellsItsOwnerWhenReleased() {
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 16)
+        defer { memory.deallocate() }
+        let released = ReleaseCounter()
+        var buffer: MediaBuffer? = MediaBuffer(wrapping: memory, byteCount: 16) { released.add() }
+        let copy = buffer
+        buffer = nil
+        XCTAssertEqual(released.count, 0)
+        _ = copy
+        XCTAssertEqual(copy?.byteCount, 16)
+    }
+}
+
+private final class ReleaseCounter: @unchecked Sendable {
+    private let lock = Lock()
+    private var value = 0
+    var count: Int { lock.withLock { value } }
+    func add() { lock.withLock { value += 1 } }
+}
+
+/// Passes a value to another thread exactly once, keeping no reference behind.
+private final class HandOver<Value>: @unchecked Sendable {
+    private let lock = Lock()
+    private var value: Value?
+    init(_ value: Value) { self.value = value }
+    func take() -> Value? { lock.withLock { defer { value = nil }; return value } }
 }

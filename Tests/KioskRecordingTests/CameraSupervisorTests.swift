@@ -47,8 +47,8 @@ final class CountingSink: CaptureSink, @unchecked Sendable {
     private var ends: [SourceEnd] = []
     var frames: Int { lock.withLock { count } }
     var videoEnds: [SourceEnd] { lock.withLock { ends } }
-    func deliver(_ frame: VideoFrame) { lock.withLock { count += 1 }; frame.buffer.recycle() }
-    func deliver(_ chunk: AudioChunk) { chunk.buffer.recycle() }
+    func deliver(_ frame: VideoFrame) { lock.withLock { count += 1 } }
+    func deliver(_ chunk: AudioChunk) {}
     func videoSourceEnded(_ name: String, _ end: SourceEnd) { lock.withLock { ends.append(end) } }
     func audioSourceEnded(_ name: String, _ end: SourceEnd) {}
 }
