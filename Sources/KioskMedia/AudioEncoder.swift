@@ -110,3 +110,81 @@ final class AudioEncoder {
         try codec.receivePackets(into: packet, operation: "receive audio packet", emit: emit)
     }
 }
+
+/// The graph's one AAC encode: every chunk of the microphone, kept gap-free on the
+/// monotonic time line (a lost chunk becomes silence, an overlap is skipped), encoded
+/// once and shared by every output that wants sound (a video file, a sound-only file,
+/// the pre-event ring, a stream).
+public final class AACPacketEncoder {
+    public let settings: AudioTrackSettings
+    public let parameters: StreamParameters
+    private let encoder: AudioEncoder
+    private var aligner: AudioAligner?
+    /// Zeros for gaps; grown once, reused.
+    private let silence: [Int16]
+
+    /// - Throws: `MediaError` when there is no AAC encoder or it refuses the format.
+    public init(settings: AudioTrackSettings) throws(MediaError) {
+        self.settings = settings
+        // With a global header the AudioSpecificConfig is extradata: what MP4, FLV and
+        // (with ADTS added by the muxer) MPEG-TS want.
+        encoder = try AudioEncoder(settings: settings, globalHeader: true)
+        guard let parameters = StreamParameters(context: encoder.context, media: .audio) else {
+            throw MediaError(.encoderRejectedSettings, operation: "open audio encoder", detail: "out of memory")
+        }
+        self.parameters = parameters
+        silence = [Int16](repeating: 0, count: settings.input.sampleRate / 10 * settings.input.channels)
+    }
+
+    /// Where the encoded time line starts (the first chunk), once known.
+    public var start: MonotonicInstant? { aligner?.start }
+
+    /// Encodes one chunk; finished AAC packets go to `emit`.
+    public func encode(_ chunk: AudioChunk, emit: (EncodedPacket) -> Void) throws(MediaError) {
+        if aligner == nil { aligner = AudioAligner(sampleRate: settings.input.sampleRate, start: chunk.timestamp) }
+        guard var aligner else { return }
+        let plan = aligner.plan(timestamp: chunk.timestamp, frameCount: chunk.frameCount)
+        self.aligner = aligner
+        let channels = settings.input.channels
+        var remaining = plan.silence
+        while remaining > 0 {
+            let count = min(remaining, silence.count / max(channels, 1))
+            try silence.withUnsafeBufferPointer { zeros throws(MediaError) in
+                try encoder.encode(UnsafeBufferPointer(rebasing: zeros[0..<(count * channels)])) { raw throws(MediaError) in try wrap(raw, emit) }
+            }
+            remaining -= count
+        }
+        guard plan.take > 0 else { return }
+        let samples = chunk.buffer.bytes.bindMemory(to: Int16.self)
+        let first = plan.skip * channels
+        let end = min(samples.count, first + plan.take * channels)
+        guard end > first else { return }
+        try encoder.encode(UnsafeBufferPointer(rebasing: samples[first..<end])) { raw throws(MediaError) in try wrap(raw, emit) }
+    }
+
+    /// Encodes samples that continue the track without a gap (a file written from
+    /// samples rather than timed chunks); the time line starts at 0.
+    public func encode(contiguous samples: UnsafeBufferPointer<Int16>, emit: (EncodedPacket) -> Void) throws(MediaError) {
+        if aligner == nil { aligner = AudioAligner(sampleRate: settings.input.sampleRate, start: MonotonicInstant(nanoseconds: 0)) }
+        try encoder.encode(samples) { raw throws(MediaError) in try wrap(raw, emit) }
+    }
+
+    /// Sends the last partial frame and drains the encoder.
+    public func flush(emit: (EncodedPacket) -> Void) throws(MediaError) {
+        try encoder.flush { raw throws(MediaError) in try wrap(raw, emit) }
+    }
+
+    private func wrap(_ raw: UnsafeMutablePointer<AVPacket>, _ emit: (EncodedPacket) -> Void) throws(MediaError) {
+        let rate = Int64(max(settings.input.sampleRate, 1))
+        let start = aligner?.start ?? MonotonicInstant(nanoseconds: 0)
+        let pts = raw.pointee.pts == kc_av_nopts_value() ? 0 : raw.pointee.pts
+        // Samples to nanoseconds without overflow: whole seconds, then the rest.
+        let nanoseconds = (pts / rate) * 1_000_000_000 + (pts % rate) * 1_000_000_000 / rate
+        let duration = raw.pointee.duration > 0 ? raw.pointee.duration * 1_000_000_000 / rate : 1024 * 1_000_000_000 / rate
+        guard let packet = EncodedPacket(movingFrom: raw, media: .audio, time: start.advanced(byNanoseconds: nanoseconds),
+                                         durationNanoseconds: duration) else {
+            throw MediaError(.encoderRejectedSettings, operation: "receive audio packet", detail: "out of memory")
+        }
+        emit(packet)
+    }
+}

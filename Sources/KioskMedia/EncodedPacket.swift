@@ -1,0 +1,135 @@
+import CAVCodec
+import CAVUtil
+import KioskCore
+
+/// One encoded packet — an H.264 access unit or an AAC frame — shared by reference.
+///
+/// The graph encodes once and hands the same packet to every output (a file, the
+/// pre-event ring, a stream): each holds this object, and libavcodec's reference-counted
+/// data goes when the last one lets go. Times are capture times on the monotonic clock,
+/// so outputs cut files and align streams without knowing an encoder's time base.
+public final class EncodedPacket: @unchecked Sendable {
+    public enum Media: String, Sendable { case video, audio }
+
+    public let media: Media
+    /// When its first sample was captured.
+    public let time: MonotonicInstant
+    /// How long it lasts, in nanoseconds (a frame interval; 1024 samples for AAC).
+    public let durationNanoseconds: Int64
+    /// A video keyframe (IDR): a file or a stream can begin here.
+    public let isKeyframe: Bool
+    /// Owns one reference to the data.
+    let packet: UnsafeMutablePointer<AVPacket>
+
+    /// Takes over the data of `source` (which is left empty), without copying it.
+    init?(movingFrom source: UnsafeMutablePointer<AVPacket>, media: Media, time: MonotonicInstant,
+          durationNanoseconds: Int64) {
+        guard let packet = av_packet_alloc() else { return nil }
+        av_packet_move_ref(packet, source)
+        self.packet = packet
+        self.media = media
+        self.time = time
+        self.durationNanoseconds = max(0, durationNanoseconds)
+        isKeyframe = media == .audio || packet.pointee.flags & kc_av_pkt_flag_key() != 0
+    }
+
+    /// A packet of given bytes (the null encoder, tests).
+    public init?(bytes: [UInt8], media: Media, time: MonotonicInstant, durationNanoseconds: Int64, isKeyframe: Bool) {
+        guard let packet = av_packet_alloc() else { return nil }
+        guard av_new_packet(packet, Int32(bytes.count)) >= 0, let data = packet.pointee.data else {
+            var doomed: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&doomed)
+            return nil
+        }
+        bytes.withUnsafeBytes { UnsafeMutableRawPointer(data).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        if isKeyframe { packet.pointee.flags |= kc_av_pkt_flag_key() }
+        self.packet = packet
+        self.media = media
+        self.time = time
+        self.durationNanoseconds = max(0, durationNanoseconds)
+        self.isKeyframe = media == .audio || isKeyframe
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&doomed)
+    }
+
+    public var byteCount: Int { Int(packet.pointee.size) }
+
+    /// The encoded bytes (Annex B for H.264, raw AAC).
+    public var data: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(max(0, packet.pointee.size)))
+    }
+
+    /// Time just after it.
+    public var endTime: MonotonicInstant { time.advanced(byNanoseconds: durationNanoseconds) }
+
+    /// A new AVPacket referring to the same data (no copy), for a muxer to own.
+    func reference() -> UnsafeMutablePointer<AVPacket>? {
+        guard let copy = av_packet_alloc() else { return nil }
+        guard av_packet_ref(copy, packet) >= 0 else {
+            var doomed: UnsafeMutablePointer<AVPacket>? = copy
+            av_packet_free(&doomed)
+            return nil
+        }
+        return copy
+    }
+
+    /// The same packet with other bytes in front (SPS/PPS before a keyframe that lacks
+    /// them); copies once.
+    func prefixed(with prefix: [UInt8]) -> EncodedPacket? {
+        let bytes = prefix + Array(data)
+        return EncodedPacket(bytes: bytes, media: media, time: time, durationNanoseconds: durationNanoseconds, isKeyframe: isKeyframe)
+    }
+}
+
+/// What a muxer needs to know about one encoded stream: its codec parameters (with the
+/// extradata: SPS/PPS for H.264, AudioSpecificConfig for AAC), time base and rate.
+public final class StreamParameters: @unchecked Sendable {
+    public let media: EncodedPacket.Media
+    let codecParameters: UnsafeMutablePointer<AVCodecParameters>
+    let timeBase: AVRational
+    /// Frames per second (video), for the container's average rate.
+    public let framesPerSecond: Int
+
+    init?(context: UnsafeMutablePointer<AVCodecContext>, media: EncodedPacket.Media, framesPerSecond: Int = 0) {
+        guard let parameters = avcodec_parameters_alloc() else { return nil }
+        guard avcodec_parameters_from_context(parameters, context) >= 0 else {
+            var doomed: UnsafeMutablePointer<AVCodecParameters>? = parameters
+            avcodec_parameters_free(&doomed)
+            return nil
+        }
+        codecParameters = parameters
+        timeBase = context.pointee.time_base
+        self.media = media
+        self.framesPerSecond = framesPerSecond
+    }
+
+    deinit {
+        var doomed: UnsafeMutablePointer<AVCodecParameters>? = codecParameters
+        avcodec_parameters_free(&doomed)
+    }
+
+    /// Whether the codec set-up is known (H.264 from an encoder without a global header
+    /// gets it from its first keyframe).
+    public var hasExtradata: Bool { codecParameters.pointee.extradata_size > 0 }
+
+    /// Sets the extradata (padded as libavcodec requires).
+    func setExtradata(_ bytes: [UInt8]) {
+        av_freep(&codecParameters.pointee.extradata)
+        codecParameters.pointee.extradata_size = 0
+        guard let memory = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { return }
+        let target = memory.assumingMemoryBound(to: UInt8.self)
+        bytes.withUnsafeBytes { UnsafeMutableRawPointer(target).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        codecParameters.pointee.extradata = target
+        codecParameters.pointee.extradata_size = Int32(bytes.count)
+    }
+
+    /// "h264 1280x720", "aac 48000 Hz 1 ch": for logs.
+    public var summary: String {
+        let name = avcodec_get_name(codecParameters.pointee.codec_id).map { String(cString: $0) } ?? "?"
+        let p = codecParameters.pointee
+        return media == .video ? "\(name) \(p.width)x\(p.height)" : "\(name) \(p.sample_rate) Hz \(p.ch_layout.nb_channels) ch"
+    }
+}
