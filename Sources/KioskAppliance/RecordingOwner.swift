@@ -71,6 +71,12 @@ final class RecordingOwner: @unchecked Sendable {
         }
     }
 
+    /// Both recorders' states read under the decision lock: nobody can start one
+    /// meanwhile, so this is a consistent view of the one-recording rule (tests).
+    func statesUnderDecisionLock() -> (video: RecordingState, audio: RecordingState?) {
+        decisions.withLock { (video.status.state, audio?.status.state) }
+    }
+
     /// Waits until nothing records (or `timeout` seconds pass). Blocking.
     /// - Returns: Whether everything is idle.
     func waitUntilIdle(timeout: Double) -> Bool {

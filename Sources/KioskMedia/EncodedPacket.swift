@@ -1,5 +1,6 @@
 import CAVCodec
 import CAVUtil
+import Glibc
 import KioskCore
 
 /// One encoded packet — an H.264 access unit or an AAC frame — shared by reference.
@@ -124,6 +125,19 @@ public final class StreamParameters: @unchecked Sendable {
         bytes.withUnsafeBytes { UnsafeMutableRawPointer(target).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
         codecParameters.pointee.extradata = target
         codecParameters.pointee.extradata_size = Int32(bytes.count)
+    }
+
+    /// Whether packets made with `other` can go into the same file as ours: the same
+    /// codec, size and set-up (an encoder opened again with the same settings gives the
+    /// same SPS/PPS).
+    public func sameSetup(as other: StreamParameters?) -> Bool {
+        guard let other else { return false }
+        if other === self { return true }
+        let a = codecParameters.pointee, b = other.codecParameters.pointee
+        guard a.codec_id == b.codec_id, a.width == b.width, a.height == b.height, a.sample_rate == b.sample_rate,
+              a.extradata_size == b.extradata_size else { return false }
+        guard a.extradata_size > 0, let x = a.extradata, let y = b.extradata else { return a.extradata_size == 0 }
+        return memcmp(x, y, Int(a.extradata_size)) == 0
     }
 
     /// "h264 1280x720", "aac 48000 Hz 1 ch": for logs.

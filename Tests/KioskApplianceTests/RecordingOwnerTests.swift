@@ -94,7 +94,8 @@ final class RecordingOwnerTests: XCTestCase {
         let overlaps = Counter()
         let sampler = Thread {
             while !stop.isSet {
-                if owner.video.status.state != .idle && owner.audio?.status.state != .idle { overlaps.add() }
+                let states = owner.statesUnderDecisionLock()
+                if states.video != .idle && states.audio != nil && states.audio != .idle { overlaps.add() }
             }
         }
         sampler.start()

@@ -118,21 +118,21 @@ final class RecorderTests: XCTestCase {
         defer { recorder.shutdown() }
         let results = StillResults()
         let asked = Date()
-        for _ in 0..<(Recorder.maximumSnapshotWaiters + 3) {
+        for _ in 0..<(StillBranch.maximumWaiters + 3) {
             recorder.snapshot(timeout: 0.5) { results.append($0, after: Date().timeIntervalSince(asked)) }
         }
         // The ones over the bound fail at once.
         XCTAssertEqual(results.count, 3)
         XCTAssertTrue(results.all.allSatisfy { "\($0.result)".contains("already waiting") }, "\(results.all)")
         let deadline = Date(timeIntervalSinceNow: 5)
-        while results.count < Recorder.maximumSnapshotWaiters + 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        XCTAssertEqual(results.count, Recorder.maximumSnapshotWaiters + 3, "every waiter is answered")
+        while results.count < StillBranch.maximumWaiters + 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertEqual(results.count, StillBranch.maximumWaiters + 3, "every waiter is answered")
         let timedOut = results.all.dropFirst(3)
         XCTAssertTrue(timedOut.allSatisfy { "\($0.result)".contains("no frame came from the camera") }, "\(timedOut)")
         XCTAssertTrue(timedOut.allSatisfy { (0.45...2.0).contains($0.seconds) }, "answered at the deadline: \(timedOut.map(\.seconds))")
         // A new still is accepted again once the old ones are answered.
         recorder.snapshot(timeout: 0.1) { results.append($0, after: 0) }
-        while results.count < Recorder.maximumSnapshotWaiters + 4 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        while results.count < StillBranch.maximumWaiters + 4 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         XCTAssertTrue("\(results.all.last?.result as Any)".contains("no frame came"))
     }
 

@@ -1,0 +1,117 @@
+import Dispatch
+import Foundation
+import KioskCore
+import KioskMedia
+import Logging
+
+/// Stills: the next frame after a request, JPEG-encoded on a queue of its own (never the
+/// capture thread, never the encoder's) and saved in the library. The frame is taken by
+/// reference. Requests are bounded and each fails by its deadline when no frame comes
+/// (a lost camera), so nothing piles up.
+public final class StillBranch: CaptureBranch, @unchecked Sendable {
+    /// Requests waiting for a frame, at most: every waiter gets the same next frame, so
+    /// more would only pile up while no frame comes.
+    public static let maximumWaiters = 8
+
+    private let files: LibraryFiles
+    private let quality: Int
+    private let logger: Logger
+    private let onSaved: @Sendable (String) -> Void
+    private let queue = DispatchQueue(label: "kioskcam.stills", qos: .userInitiated)
+    private let clock: MonotonicClock
+    private let lock = Lock()
+    private var waiters: [Waiter] = []     // guarded by `lock`
+    private var encoder: JPEGEncoder?      // owned by `queue`
+    private var sequence = 0
+
+    private struct Waiter {
+        var id: Int
+        var deadline: MonotonicInstant
+        var completion: @Sendable (Result<String, RecorderError>) -> Void
+    }
+
+    /// - Parameter onSaved: Told each saved still's library path.
+    public init(files: LibraryFiles, quality: Int, clock: MonotonicClock, logger: Logger,
+                onSaved: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.files = files
+        self.quality = quality
+        self.clock = clock
+        self.logger = logger
+        self.onSaved = onSaved
+    }
+
+    /// Saves the next frame as a JPEG.
+    /// - Parameters:
+    ///   - timeout: Seconds to wait for a frame; then `completion` gets `.snapshotFailed`.
+    ///   - completion: Called once, on the stills queue (or at once when too many wait).
+    public func request(timeout: Double, _ completion: @escaping @Sendable (Result<String, RecorderError>) -> Void) {
+        let seconds = max(0, min(timeout, 3600))
+        let deadline = clock.now().advanced(byNanoseconds: Int64(seconds * 1e9))
+        let id = lock.withLock { () -> Int? in
+            guard waiters.count < Self.maximumWaiters else { return nil }
+            sequence += 1
+            waiters.append(Waiter(id: sequence, deadline: deadline, completion: completion))
+            return sequence
+        }
+        guard let id else {
+            completion(.failure(RecorderError(.snapshotFailed, "\(Self.maximumWaiters) stills are already waiting for a frame from the camera; try again once they are taken")))
+            return
+        }
+        queue.asyncAfter(deadline: .now() + seconds) { [weak self] in self?.expire(id) }
+    }
+
+    /// A request nobody answered by its deadline fails with a clear message.
+    private func expire(_ id: Int) {
+        let expired = lock.withLock { () -> Waiter? in
+            guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return waiters.remove(at: index)
+        }
+        expired?.completion(.failure(RecorderError(.snapshotFailed, "no frame came from the camera in time; check the camera (kioskcam status, kioskcam probe)")))
+    }
+
+    /// Fails every waiting request (shutdown).
+    public func failAll(_ reason: String) {
+        let all = lock.withLock { () -> [Waiter] in defer { waiters.removeAll() }; return waiters }
+        for waiter in all { waiter.completion(.failure(RecorderError(.snapshotFailed, reason))) }
+    }
+
+    /// Waits until stills in progress are saved (shutdown).
+    public func drain() { queue.sync {} }
+
+    public func take(_ frame: VideoFrame) {
+        let answered = lock.withLock { () -> [Waiter] in
+            guard !waiters.isEmpty else { return [] }
+            defer { waiters.removeAll() }
+            return waiters
+        }
+        guard !answered.isEmpty else { return }
+        // The frame's buffer is held until the JPEG is made: no copy.
+        queue.async { [self] in
+            let result = save(frame)
+            for waiter in answered { waiter.completion(result) }
+        }
+    }
+
+    private func save(_ frame: VideoFrame) -> Result<String, RecorderError> {
+        do {
+            let encoder: JPEGEncoder
+            if let existing = self.encoder, existing.input == frame.format {
+                encoder = existing
+            } else {
+                encoder = try JPEGEncoder(input: frame.format, quality: quality)
+                self.encoder = encoder
+            }
+            let bytes = try encoder.encode(frame.buffer.bytes)
+            let path = try files.writeFile(bytes, kind: .photo, time: LocalTimestamp(Date()))
+            logger.info("snapshot \(path)")
+            onSaved(path)
+            return .success(path)
+        } catch let error as MediaError {
+            return .failure(RecorderError(.snapshotFailed, error.description))
+        } catch let error as RecorderError {
+            return .failure(error)
+        } catch {
+            return .failure(RecorderError(.snapshotFailed, "\(error)"))
+        }
+    }
+}
