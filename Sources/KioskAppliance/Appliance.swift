@@ -62,7 +62,8 @@ public final class Appliance: @unchecked Sendable {
     let owner: RecordingOwner
     /// Free space and retention, on their own thread (never the encoder's).
     public let storage: StorageGuard
-    public let preview: PreviewTap
+    /// Capture → one encode → the recordings; stills; the screen's preview; luma.
+    public let graph: MediaGraph
     public let usingBuiltInSources: Bool
     private let startedAt = Date()
     private let configurationBox: ConfigurationBox
@@ -105,29 +106,15 @@ public final class Appliance: @unchecked Sendable {
         storage = StorageGuard(configuration: { box.value }, logger: logger)
         settings.storageCheck = storage.check
         let relay = EventRelay()
-        let recorder = Recorder(settings: settings, clock: SystemClock(), logger: logger, overflow: .dropOldest,
-                                onEvent: { relay.forward($0) })
-        var audioRecorder: Recorder?
-        if microphone != nil {
-            var audioSettings = settings
-            audioSettings.video = nil
-            audioRecorder = Recorder(settings: audioSettings, clock: SystemClock(), logger: logger, overflow: .dropOldest,
-                                     onEvent: { relay.forward($0) })
-        }
-        owner = RecordingOwner(video: recorder, audio: audioRecorder)
-        preview = PreviewTap(downstream: recorder, soundOnly: audioRecorder,
-                             framesPerSecond: configuration.screen.previewFramesPerSecond)
+        graph = MediaGraph(settings: settings, previewFramesPerSecond: configuration.screen.previewFramesPerSecond,
+                           clock: SystemClock(), logger: logger, onEvent: { relay.forward($0) })
+        owner = RecordingOwner(video: graph.video, audio: graph.audio)
         relay.target = self
         try salvageLeftovers(configuration)
     }
 
-    /// The encoder threads' heartbeats, for the watchdog.
-    public var encoderHeartbeats: [(name: String, beats: @Sendable () -> UInt64)] {
-        let video = owner.video
-        var parts: [(String, @Sendable () -> UInt64)] = [("encoder", { video.heartbeat })]
-        if let audio = owner.audio { parts.append(("sound-only encoder", { audio.heartbeat })) }
-        return parts
-    }
+    /// The graph's threads' heartbeats (the encoder, the file writers), for the watchdog.
+    public var encoderHeartbeats: [(name: String, beats: @Sendable () -> UInt64)] { graph.heartbeats }
 
     public var configuration: Configuration { configurationBox.value }
 
@@ -191,11 +178,11 @@ public final class Appliance: @unchecked Sendable {
     public func startSources() throws {
         guard lock.withLock({ !sourcesRunning }) else { return }
         if let camera {
-            do { try camera.start(into: preview) } catch { throw ApplianceError("camera \(camera.name): \(error)") }
+            do { try camera.start(into: graph) } catch { throw ApplianceError("camera \(camera.name): \(error)") }
         }
         if let microphone {
             do {
-                try microphone.start(into: preview)
+                try microphone.start(into: graph)
             } catch {
                 logger.error("microphone \(microphone.name) did not start: \(error); recording continues without sound")
             }
@@ -259,7 +246,7 @@ public final class Appliance: @unchecked Sendable {
             completion(.failure(ApplianceError(problem)))
             return
         }
-        owner.video.snapshot(timeout: timeout) { result in
+        graph.stills.request(timeout: timeout) { result in
             completion(result.mapError { ApplianceError($0.description) })
         }
     }
@@ -336,7 +323,7 @@ public final class Appliance: @unchecked Sendable {
 
     public var status: ApplianceStatus {
         let activity = owner.activity
-        let recorderStatus = (activity.kind == .audio ? owner.audio ?? owner.video : owner.video).status
+        let recorderStatus = graph.status(of: activity.kind == .audio ? owner.audio ?? owner.video : owner.video)
         let space = Self.space(at: configuration.storage.mediaRoot)
         let (taken, last) = lock.withLock { (snapshotsTaken, lastSnapshot) }
         let alsa = microphone as? ALSAMicrophone
@@ -376,8 +363,7 @@ public final class Appliance: @unchecked Sendable {
     /// encoder threads and the storage guard. Call after `stopSources()`. Blocking.
     public func finishRecording(timeout: Double = 30) {
         if recordingState != .idle { logger.notice("finishing the recording before exit") }
-        owner.video.shutdown(timeout: timeout)
-        owner.audio?.shutdown(timeout: timeout)
+        graph.shutdown(timeout: timeout)
         storage.stop()
     }
 }

@@ -343,11 +343,7 @@ public final class InteractionLoop: @unchecked Sendable {
         showLED(now: now)
         if let renderer, controller?.model.page == .live, now >= nextPreview {
             nextPreview = now.advanced(byNanoseconds: previewInterval)
-            var converted = false
-            appliance.preview.withNewFrame { frame in
-                converted = (try? renderer.updatePreview(frame)) != nil
-            }
-            if converted { draw() }
+            if let frame = appliance.graph.preview.takeNewFrame(), (try? renderer.updatePreview(frame)) != nil { draw() }
         }
     }
 

@@ -11,26 +11,26 @@ import KioskRecording
 /// on their own (a finished duration, a full disk, a writer failure), so an activity
 /// read under the lock can only be more conservative than the truth.
 final class RecordingOwner: @unchecked Sendable {
-    let video: Recorder
+    let video: RecordingOutput
     /// nil without a microphone.
-    let audio: Recorder?
+    let audio: RecordingOutput?
     private let decisions = Lock()
 
-    init(video: Recorder, audio: Recorder?) {
+    init(video: RecordingOutput, audio: RecordingOutput?) {
         self.video = video
         self.audio = audio
     }
 
     /// What is recording now.
     var activity: RecordingActivity {
-        let videoState = video.status.state
+        let videoState = video.state
         if videoState != .idle { return RecordingActivity(kind: .video, state: videoState) }
-        if let audioState = audio?.status.state, audioState != .idle { return RecordingActivity(kind: .audio, state: audioState) }
+        if let audioState = audio?.state, audioState != .idle { return RecordingActivity(kind: .audio, state: audioState) }
         return .idle
     }
 
-    /// The recorder of the recording that runs (the video one when idle).
-    var current: Recorder { activity.kind == .audio ? (audio ?? video) : video }
+    /// The output of the recording that runs (the video one when idle).
+    var current: RecordingOutput { activity.kind == .audio ? (audio ?? video) : video }
 
     /// Decides `request` against what is recording and carries it out, atomically.
     /// - Parameters:
@@ -74,7 +74,7 @@ final class RecordingOwner: @unchecked Sendable {
     /// Both recorders' states read under the decision lock: nobody can start one
     /// meanwhile, so this is a consistent view of the one-recording rule (tests).
     func statesUnderDecisionLock() -> (video: RecordingState, audio: RecordingState?) {
-        decisions.withLock { (video.status.state, audio?.status.state) }
+        decisions.withLock { (video.state, audio?.state) }
     }
 
     /// Waits until nothing records (or `timeout` seconds pass). Blocking.

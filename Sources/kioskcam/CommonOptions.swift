@@ -80,7 +80,7 @@ extension LoggingSystem {
     static func bootstrapOnce(level: Logger.Level) {
         guard bootstrapped.claim() else { return }
         bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = LogLineHandler(label: label)
             handler.logLevel = level
             return handler
         }

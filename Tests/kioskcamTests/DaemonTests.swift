@@ -196,6 +196,8 @@ final class DaemonTests: XCTestCase {
             }
             group.wait()
             XCTAssertEqual(results.values.filter { $0 == 0 }.count, 1, "round \(round): \(results.values)")
+            // A stop before the first frame reached the file would leave no file: wait for it.
+            XCTAssertTrue(waitFor(10) { (try? status())?["state"] as? String == "recording" }, "round \(round)")
             let stopped = try daemon.kioskcam(["stop"])
             XCTAssertEqual(stopped.status, 0, "round \(round): \(stopped.stderr)")
         }
