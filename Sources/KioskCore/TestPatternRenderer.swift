@@ -26,7 +26,8 @@ public struct YCbCr: Sendable, Equatable {
 public struct TestPatternRenderer: Sendable {
     public let format: VideoFormat
     private let background: [UInt8]
-    private let glyphScale: Int
+    /// Dots per glyph dot: the burned-in text's scale.
+    public let glyphScale: Int
 
     public init(format: VideoFormat) {
         self.format = format
@@ -90,6 +91,43 @@ public struct TestPatternRenderer: Sendable {
             draw(UInt8(ascii: "0") + UInt8((sequence / divisor) % 10))
             divisor /= 10
         }
+    }
+}
+
+extension TestPatternRenderer {
+    /// Reads the burned-in frame number back from a decoded picture's luma (8-bit, one
+    /// byte per pixel): tests check which frames a file holds (a recording that begins in
+    /// the past, frames neither lost nor repeated) by decoding it, not by its length.
+    /// - Parameters:
+    ///   - captionLength: Characters of caption before " #" (0 for none).
+    /// - Returns: The six-digit number, or nil when a digit cannot be read.
+    public func readFrameNumber(luma: UnsafeRawBufferPointer, captionLength: Int = 0) -> Int? {
+        let size = format.size
+        guard luma.count >= size.pixelCount else { return nil }
+        let scale = glyphScale
+        let y = size.height - 10 * scale
+        var number = 0
+        for index in 0..<6 {
+            let x = 2 * scale + (captionLength + 2 + index) * 6 * scale
+            guard x + 5 * scale <= size.width else { return nil }
+            var rows = [UInt8](repeating: 0, count: 7)
+            for row in 0..<7 {
+                for column in 0..<5 {
+                    let px = x + column * scale + scale / 2, py = y + row * scale + scale / 2
+                    if luma[py * size.width + px] > 128 { rows[row] |= 0x10 >> UInt8(column) }
+                }
+            }
+            // The digit whose dots differ least (compression blurs an edge dot or two).
+            var best: (digit: Int, misses: Int) = (0, Int.max)
+            for digit in 0...9 {
+                guard let glyph = TestPatternFont.rows(for: UInt8(ascii: "0") + UInt8(digit)) else { continue }
+                let misses = zip(glyph, rows).reduce(0) { $0 + ($1.0 ^ $1.1).nonzeroBitCount }
+                if misses < best.misses { best = (digit, misses) }
+            }
+            guard best.misses <= 3 else { return nil }
+            number = number * 10 + best.digit
+        }
+        return number
     }
 }
 

@@ -25,7 +25,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     // Shared with the output thread: guarded by `lock`.
     private let lock = Lock()
     private var machine = RecordingStateMachine()
-    private var pendingStart: (time: MonotonicInstant, limit: Double?)?
+    private var pendingStart: PendingStart?
     private var pendingStop: (point: StopPoint, time: MonotonicInstant)?
     private var published = RecorderStatus()
     private var queue: GOPQueue<QueuedPacket>
@@ -39,6 +39,13 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Waveform pictures are drawn here, off the output thread; shutdown waits for them.
     private let waveformQueue = DispatchQueue(label: "kioskcam.waveforms", qos: .utility)
+
+    private struct PendingStart {
+        var time: MonotonicInstant
+        var limit: Double?
+        /// Begin this far in the past, from the ring's packets.
+        var preEvent: (ring: PreEventRing, seconds: Double)?
+    }
 
     private struct QueuedPacket {
         var packet: EncodedPacket
@@ -69,6 +76,9 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     /// may hold video back a little): handed to the first segment.
     private var earlyAudio: [(EncodedPacket, StreamParameters)] = []
     private var lastAudioParameters: StreamParameters?
+    /// The last packet times written from the pre-event ring: the same packets also come
+    /// live, and must not be written twice.
+    private var replayedThrough: (video: MonotonicInstant?, audio: MonotonicInstant?) = (nil, nil)
     /// The video encoder handed over everything: no more video will come until it reopens.
     private var videoComplete = false
     private var audioComplete = false
@@ -133,7 +143,9 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     /// - Parameter maximumSeconds: End by itself after this much recorded time, exact to the frame.
     /// - Throws: `RecorderError.illegalTransition` ("already recording") unless idle;
     ///   `.library` when the media root is unusable; `.diskFull` when the disk guard refuses.
-    public func start(maximumSeconds: Double? = nil) throws(RecorderError) {
+    /// - Parameter preEvent: Begin `seconds` before now, at the last keyframe the ring
+    ///   holds at or before that moment (an event clip); nil to begin at the next frame.
+    public func start(maximumSeconds: Double? = nil, preEvent: (ring: PreEventRing, seconds: Double)? = nil) throws(RecorderError) {
         try files.prepare()
         if let check = settings.storageCheck, case .refuseToStart(let message) = check(false) {
             throw RecorderError(.diskFull, message)
@@ -141,7 +153,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         let now = clock.now()
         try lock.withLock { () throws(RecorderError) in
             do throws(RecordingTransitionError) { try machine.apply(.start) } catch { throw RecorderError(error) }
-            pendingStart = (now, maximumSeconds)
+            pendingStart = PendingStart(time: now, limit: maximumSeconds, preEvent: preEvent)
             published.state = machine.state
             published.lastError = nil
             published.finishedFiles = []
@@ -251,11 +263,11 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         while true {
             let (work, stop) = next(timeout: 0.05)
             if stop { break }
-            let (start, stopRequest) = lock.withLock { () -> ((time: MonotonicInstant, limit: Double?)?, (point: StopPoint, time: MonotonicInstant)?) in
+            let (start, stopRequest) = lock.withLock { () -> (PendingStart?, (point: StopPoint, time: MonotonicInstant)?) in
                 defer { pendingStart = nil; pendingStop = nil }
                 return (pendingStart, pendingStop)
             }
-            if let start { beginRecording(at: start.time, limit: start.limit) }
+            if let start { beginRecording(start) }
             if let stopRequest { beginStop(stopRequest.point, at: stopRequest.time) }
             switch work {
             case .packet(let item)?:
@@ -273,9 +285,9 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         if let retiring { abandon(retiring, reason: "shutdown") }
     }
 
-    private func beginRecording(at time: MonotonicInstant, limit: Double?) {
-        requestedStart = time
-        recordingLimit = limit
+    private func beginRecording(_ start: PendingStart) {
+        requestedStart = start.time
+        recordingLimit = start.limit
         recordingStart = nil
         stopTime = nil
         drainingQueuedInput = false
@@ -283,12 +295,31 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         earlyAudio.removeAll()
         videoComplete = false
         audioComplete = false
+        replayedThrough = (nil, nil)
+        if let preEvent = start.preEvent { beginFromRing(preEvent.ring, at: start.time.advanced(byNanoseconds: -Int64(preEvent.seconds * 1e9))) }
+    }
+
+    /// Opens the recording at the ring's keyframe at or before `time` and writes what the
+    /// ring holds from there; live packets continue after the last one written.
+    private func beginFromRing(_ ring: PreEventRing, at time: MonotonicInstant) {
+        let packets = ring.packets(from: time)
+        let opener = packets.first { kind == .audio ? $0.packet.media == .audio : ($0.packet.media == .video && $0.packet.isKeyframe) }
+        guard let opener else { return }   // nothing held yet: begin at the next frame
+        for (packet, parameters) in packets where packet.media == .audio { lastAudioParameters = parameters }
+        openFirstSegment(at: opener.packet.time, videoParameters: kind == .audio ? nil : opener.parameters)
+        guard let segment = active else { return }
+        for (packet, parameters) in packets where packet.time >= segment.start {
+            write(packet, parameters, to: segment)
+            if packet.media == .video { replayedThrough.video = packet.time } else { replayedThrough.audio = packet.time }
+        }
+        logger.info("recording begins \(String(format: "%.1f", requestedStart.map { $0.seconds(since: segment.start) } ?? 0)) s before it was asked for, from the pre-event buffer")
     }
 
     // MARK: Packets
 
     private func handleVideo(_ packet: EncodedPacket, _ parameters: StreamParameters) {
         guard kind == .video else { return }
+        if let through = replayedThrough.video, packet.time <= through { return }   // written from the ring
         videoComplete = false
         if let retiring, let end = retiring.end {
             if packet.time < end {
@@ -329,6 +360,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
 
     private func handleAudio(_ packet: EncodedPacket, _ parameters: StreamParameters) {
         lastAudioParameters = parameters
+        if let through = replayedThrough.audio, packet.time <= through { return }   // written from the ring
         audioComplete = false
         if kind == .audio, active == nil, stopTime == nil, let requestedStart, state == .starting {
             guard packet.time >= requestedStart else { return }
