@@ -23,7 +23,7 @@ public struct AudioAligner: Sendable, Equatable {
     }
 
     public let sampleRate: Int
-    public let start: MonotonicInstant
+    public private(set) var start: MonotonicInstant
     public let toleranceFrames: Int
     /// Sample frames written so far (silence included).
     public private(set) var writtenFrames: Int64 = 0
@@ -32,6 +32,16 @@ public struct AudioAligner: Sendable, Equatable {
         self.sampleRate = sampleRate
         self.start = start
         self.toleranceFrames = Int(Double(sampleRate) * toleranceSeconds)
+    }
+
+    /// How far `timestamp` is from where the track stands (positive: a gap).
+    public func offset(of timestamp: MonotonicInstant) -> Int64 { timestamp.nanoseconds(since: cursor) }
+
+    /// Moves the track's time line so that it continues at `timestamp`: for a jump of the
+    /// source's clock (a driver that changes clocks, a long stall), which no amount of
+    /// silence or skipping should bridge.
+    public mutating func rebase(continuingAt timestamp: MonotonicInstant) {
+        start = timestamp.advanced(byNanoseconds: -framesToNanoseconds(writtenFrames))
     }
 
     /// The time just after the last written sample.

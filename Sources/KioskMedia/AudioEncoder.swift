@@ -122,6 +122,10 @@ public final class AACPacketEncoder {
     private var aligner: AudioAligner?
     /// Zeros for gaps; grown once, reused.
     private let silence: [Int16]
+    /// Gaps longer than this are a clock jump, bridged by moving the time line.
+    static let largestGapNanoseconds: Int64 = 5_000_000_000
+    /// Clock jumps bridged so far.
+    public private(set) var rebased = 0
 
     /// - Throws: `MediaError` when there is no AAC encoder or it refuses the format.
     public init(settings: AudioTrackSettings) throws(MediaError) {
@@ -143,6 +147,13 @@ public final class AACPacketEncoder {
     public func encode(_ chunk: AudioChunk, emit: (EncodedPacket) -> Void) throws(MediaError) {
         if aligner == nil { aligner = AudioAligner(sampleRate: settings.input.sampleRate, start: chunk.timestamp) }
         guard var aligner else { return }
+        // A gap or an overlap of more than a few seconds is a clock jump, not lost sound:
+        // the time line moves instead of being filled with minutes of silence (which would
+        // hold the encoder thread while frames drop).
+        if abs(aligner.offset(of: chunk.timestamp)) > Self.largestGapNanoseconds {
+            aligner.rebase(continuingAt: chunk.timestamp)
+            rebased += 1
+        }
         let plan = aligner.plan(timestamp: chunk.timestamp, frameCount: chunk.frameCount)
         self.aligner = aligner
         let channels = settings.input.channels

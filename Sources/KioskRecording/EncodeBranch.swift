@@ -62,6 +62,7 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
     private var audioEncoder: AACPacketEncoder?
     private var levelMeter = AudioLevelMeter()
     private var lastDemand: (video: MonotonicInstant?, audio: MonotonicInstant?) = (nil, nil)
+    private var lastSlowReport: MonotonicInstant?
     private var videoEndSent = false
     private var audioEndSent = false
     /// Video encoders opened so far (a format change or a failure opens another).
@@ -150,6 +151,11 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
             case .video(let frame)?: encode(frame, demand: demand, outputs: current)
             case .audio(let chunk)?: encode(chunk, demand: demand, outputs: current)
             case nil: break
+            }
+            let took = clock.now().nanoseconds(since: now)
+            if took > 1_000_000_000, lastSlowReport.map({ now.nanoseconds(since: $0) > 60_000_000_000 }) ?? true {
+                lastSlowReport = now
+                logger.warning("encoding one \(item.map { if case .video = $0 { "frame" } else { "sound chunk" } } ?? "round") took \(String(format: "%.1f", Double(took) / 1e9)) s; frames are dropped meanwhile")
             }
             if item == nil && stop { break }
             closeIdleEncoders(now: now, outputs: current)

@@ -214,3 +214,19 @@ final class AudioAlignerTests: XCTestCase {
         XCTAssertEqual(aligner.cursor, at(milliseconds: 60))
     }
 }
+
+/// The continuous encoder's clock-jump guard.
+final class AudioAlignerRebaseTests: XCTestCase {
+    func testRebaseContinuesTheTimeLineWithoutSilence() {
+        let start = MonotonicInstant(nanoseconds: 1_000_000_000)
+        var aligner = AudioAligner(sampleRate: 48_000, start: start)
+        _ = aligner.plan(timestamp: start, frameCount: 960)
+        let jumped = start.advanced(byNanoseconds: 3_600_000_000_000)   // an hour later
+        XCTAssertGreaterThan(aligner.offset(of: jumped), 3_500_000_000_000)
+        aligner.rebase(continuingAt: jumped)
+        XCTAssertEqual(aligner.offset(of: jumped), 0)
+        let plan = aligner.plan(timestamp: jumped, frameCount: 960)
+        XCTAssertEqual(plan, AudioAligner.Plan(silence: 0, skip: 0, take: 960), "no hour of silence")
+        XCTAssertEqual(aligner.writtenFrames, 1920)
+    }
+}
