@@ -261,3 +261,32 @@ final class StillResultBox: @unchecked Sendable {
     var value: String? { lock.withLock { stored } }
     func wait(_ seconds: Double) -> Bool { signal.wait(timeout: .now() + seconds) == .success }
 }
+
+/// A recording output used twice in a row (a camera lost and back) starts the second
+/// recording as it did the first.
+final class RecordingOutputRestartTests: XCTestCase {
+    func testStopThenStartAgainRecordsAgain() throws {
+        let folder = TemporaryDirectory()
+        let format = VideoFormat(size: FrameSize(width: 320, height: 240), pixelFormat: .yuyv, framesPerSecond: 30)
+        let recorder = Recorder(settings: RecorderSettings(layout: LibraryLayout(root: folder.path + "/media"),
+                                                           video: VideoTrackSettings(input: format, preset: "ultrafast"),
+                                                           audio: AudioTrackSettings(input: AudioFormat(sampleRate: 48_000, channels: 1))),
+                                clock: SystemClock(), logger: Logger(label: "test"))
+        let camera = TestPatternCamera(format: format)
+        let microphone = ToneMicrophone(format: AudioFormat(sampleRate: 48_000, channels: 1), frequency: 440)
+        try camera.start(into: recorder)
+        try microphone.start(into: recorder)
+        defer { camera.stop(); microphone.stop(); recorder.shutdown() }
+        for round in 0..<3 {
+            try recorder.start()
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while recorder.status.state != .recording && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            XCTAssertEqual(recorder.status.state, .recording, "round \(round)")
+            Thread.sleep(forTimeInterval: 0.5)
+            try recorder.stop()
+            XCTAssertEqual(recorder.waitUntilIdle(timeout: 5), .idle, "round \(round)")
+            if round == 1 { Thread.sleep(forTimeInterval: 6) }   // long enough for the encoders to close while idle
+        }
+        XCTAssertEqual(folder.files().filter { $0.hasSuffix(".mp4") }.count, 3)
+    }
+}
