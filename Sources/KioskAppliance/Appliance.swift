@@ -64,6 +64,10 @@ public final class Appliance: @unchecked Sendable {
     public let storage: StorageGuard
     /// Capture → one encode → the recordings; stills; the screen's preview; luma.
     public let graph: MediaGraph
+    /// Digital zoom in front of the graph, for cameras without a zoom control.
+    public let digitalZoom: DigitalZoomStage
+    /// Run-time camera settings (socket `camera.set`), kept across reconnects.
+    let cameraAdjuster: CameraAdjuster
     public let usingBuiltInSources: Bool
     private let startedAt = Date()
     private let configurationBox: ConfigurationBox
@@ -82,10 +86,13 @@ public final class Appliance: @unchecked Sendable {
     /// - Throws: `ApplianceError` when a configured source cannot be opened at all or the
     ///   media root is unusable.
     public convenience init(configuration: Configuration, version: String, deviceID: String?, logger: Logger) throws {
-        let camera = try SourceFactory.camera(configuration, realtime: true, logger: logger)
+        let reopened = CameraReopenHook()
+        let camera = try SourceFactory.camera(configuration, realtime: true, logger: logger, reopened: reopened)
         let microphone = try SourceFactory.microphone(configuration, realtime: true, logger: logger)
         try self.init(configuration: configuration, camera: camera, microphone: microphone, version: version,
                       deviceID: deviceID, logger: logger)
+        let adjuster = cameraAdjuster
+        reopened.set { camera in adjuster.reapply(to: camera) }
     }
 
     /// The appliance around sources that are already open (tests give scripted ones).
@@ -109,6 +116,8 @@ public final class Appliance: @unchecked Sendable {
         graph = MediaGraph(settings: settings, previewFramesPerSecond: configuration.screen.previewFramesPerSecond,
                            clock: SystemClock(), logger: logger, onEvent: { relay.forward($0) })
         owner = RecordingOwner(video: graph.video, audio: graph.audio)
+        digitalZoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
+        cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, logger: logger)
         relay.target = self
         try salvageLeftovers(configuration)
     }
@@ -178,7 +187,7 @@ public final class Appliance: @unchecked Sendable {
     public func startSources() throws {
         guard lock.withLock({ !sourcesRunning }) else { return }
         if let camera {
-            do { try camera.start(into: graph) } catch { throw ApplianceError("camera \(camera.name): \(error)") }
+            do { try camera.start(into: digitalZoom) } catch { throw ApplianceError("camera \(camera.name): \(error)") }
         }
         if let microphone {
             do {
@@ -223,6 +232,17 @@ public final class Appliance: @unchecked Sendable {
 
     /// What is recording now.
     public var activity: RecordingActivity { owner.activity }
+
+    /// Changes camera settings now (zoom, focus, exposure, white balance, brightness,
+    /// contrast, torch): the camera's own controls where it has them — zoom glides —
+    /// else digital zoom. Remembered across a camera reconnect.
+    /// - Returns: One report per setting: what is set, or why not.
+    public func adjustCamera(_ adjustment: CameraAdjustment) -> [CameraSettingReport] {
+        cameraAdjuster.apply(adjustment)
+    }
+
+    /// Every camera setting's value, range and how it is applied (camera or digital).
+    public var cameraSettings: [String: JSONValue] { cameraAdjuster.current() }
 
     /// The files the last recording of `kind` finished (after a stop, say).
     public func finishedFiles(of kind: RecordingKind) -> [String] {

@@ -70,6 +70,21 @@ struct ApplianceControlHandler: ControlHandler {
             } catch {
                 return .failure(ControlError(.failed, "\(error)"))
             }
+        case .cameraSet(let adjustment):
+            let reports = appliance.adjustCamera(adjustment)
+            var result: [String: JSONValue] = [:]
+            for report in reports {
+                var entry: [String: JSONValue] = [:]
+                if let applied = report.applied { entry["applied"] = .string(applied) }
+                if let message = report.message { entry["message"] = .string(message) }
+                result[report.name.rawValue] = .object(entry)
+            }
+            guard reports.contains(where: { $0.applied != nil }) else {
+                return .failure(ControlError(.failed, reports.map(\.line).joined(separator: "; ")))
+            }
+            return .success(result)
+        case .cameraGet:
+            return .success(appliance.cameraSettings)
         case .subscribe:
             return .failure(ControlError(.unavailable, "subscribe is handled by the server"))
         }

@@ -8,17 +8,28 @@ import KioskALSA
 import KioskV4L2
 import Logging
 
+/// Something done with a V4L2 camera each time it is opened again after an unplug
+/// (the daemon gives it its run-time settings back). Set once, before capture starts.
+public final class CameraReopenHook: @unchecked Sendable {
+    private let lock = Lock()
+    private var action: (@Sendable (V4L2Camera) -> [String])?
+    public init() {}
+    func set(_ action: @escaping @Sendable (V4L2Camera) -> [String]) { lock.withLock { self.action = action } }
+    func run(_ camera: V4L2Camera) -> [String] { lock.withLock { action }?(camera) ?? [] }
+}
+
 /// Builds the capture sources the configuration names, and says which were chosen.
 public enum SourceFactory {
-    public static func camera(_ configuration: Configuration, realtime: Bool, logger: Logger) throws -> VideoSource {
+    public static func camera(_ configuration: Configuration, realtime: Bool, logger: Logger,
+                              reopened: CameraReopenHook = CameraReopenHook()) throws -> VideoSource {
         let camera = configuration.camera
         let format = VideoFormat(size: camera.size, pixelFormat: camera.builtInPixelFormat, framesPerSecond: camera.framesPerSecond)
         switch camera.source {
         case .device(let path):
-            return try openV4L2(path, configuration, logger: logger)
+            return try openV4L2(path, configuration, logger: logger, reopened: reopened)
         case .automatic:
             if let found = V4L2Discovery.cameras().first {
-                return try openV4L2(found.path, configuration, logger: logger)
+                return try openV4L2(found.path, configuration, logger: logger, reopened: reopened)
             }
             logger.notice("camera: no camera found; using the built-in test pattern, \(format)")
             return TestPatternCamera(format: format)
@@ -69,20 +80,24 @@ public enum SourceFactory {
 
     /// Opens a V4L2 camera, applies the configured controls, and puts it under a
     /// supervisor that reopens it after an unplug.
-    private static func openV4L2(_ path: String, _ configuration: Configuration, logger: Logger) throws -> VideoSource {
+    private static func openV4L2(_ path: String, _ configuration: Configuration, logger: Logger,
+                                 reopened: CameraReopenHook) throws -> VideoSource {
         let c = configuration.camera
         let request = CameraFormatRequest(size: c.size, framesPerSecond: c.framesPerSecond, preferredFourCC: c.pixelFormat?.rawValue)
-        @Sendable func open() throws -> VideoSource {
+        @Sendable func open(again: Bool) throws -> VideoSource {
             let camera = try V4L2Camera(path: path, request: request, noFrameTimeout: c.lostAfterSeconds)
             for line in camera.controls.apply(zoom: c.zoom, focus: c.focus, exposure: c.exposure, whiteBalance: c.whiteBalance,
                                               brightness: c.brightness, contrast: c.contrast) {
                 logger.info("camera \(path): \(line)")
             }
+            if again {
+                for line in reopened.run(camera) { logger.info("camera \(path) is back: \(line)") }
+            }
             return camera
         }
         let first: VideoSource
         do {
-            first = try open()
+            first = try open(again: false)
         } catch {
             throw ApplianceError("\(error)")
         }
@@ -91,7 +106,7 @@ public enum SourceFactory {
         }
         // The record loop (or the daemon) reports losses together with what it does
         // about the recording; here only the camera's own progress is logged.
-        return CameraSupervisor(camera: first, open: open) { health in
+        return CameraSupervisor(camera: first, open: { try open(again: true) }) { health in
             if case .running = health { logger.info("camera \(path) is delivering frames") }
         }
     }

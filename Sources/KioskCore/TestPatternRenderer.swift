@@ -131,19 +131,20 @@ extension TestPatternRenderer {
     }
 }
 
-/// Writes rectangles of one colour into any supported pixel layout.
-struct YCbCrCanvas {
+/// Writes rectangles of one colour into any supported pixel layout (the test pattern,
+/// and test frames elsewhere).
+public struct YCbCrCanvas {
     let base: UnsafeMutableRawPointer
     let format: VideoFormat
 
-    init(base: UnsafeMutableRawPointer, format: VideoFormat) {
+    public init(base: UnsafeMutableRawPointer, format: VideoFormat) {
         self.base = base
         self.format = format
     }
 
     /// Fills a rectangle, clipped to the frame. Chroma is written at the format's
     /// subsampled resolution, so edges snap to even pixels.
-    mutating func fill(x: Int, y: Int, width: Int, height: Int, _ colour: YCbCr) {
+    public mutating func fill(x: Int, y: Int, width: Int, height: Int, _ colour: YCbCr) {
         let w = format.size.width, h = format.size.height
         let x0 = max(0, x) & ~1, y0 = max(0, y)
         let x1 = min(w, x + width), y1 = min(h, y + height)

@@ -54,6 +54,9 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
 
     public var health: Health { lock.withLock { currentHealth } }
 
+    /// The camera now open (nil while lost): its controls, for run-time changes.
+    public var current: VideoSource? { lock.withLock { camera } }
+
     public func start(into sink: CaptureSink) throws {
         let camera = lock.withLock { () -> VideoSource? in
             self.sink = sink

@@ -290,3 +290,50 @@ final class RecordingOutputRestartTests: XCTestCase {
         XCTAssertEqual(folder.files().filter { $0.hasSuffix(".mp4") }.count, 3)
     }
 }
+
+/// Digital zoom in front of the graph: what is recorded and what the preview shows are
+/// the centre crop, scaled back up, from the moment it is set.
+final class DigitalZoomTests: XCTestCase {
+    func testZoomAppliesToTheRecordingAndThePreviewAlike() throws {
+        let folder = TemporaryDirectory()
+        let size = FrameSize(width: 320, height: 240)
+        let format = VideoFormat(size: size, pixelFormat: .yuv420, framesPerSecond: 30)
+        let graph = MediaGraph(settings: RecorderSettings(layout: LibraryLayout(root: folder.path + "/media"),
+                                                          video: VideoTrackSettings(input: format, bitrate: 1_000_000, preset: "ultrafast"),
+                                                          audio: nil),
+                               previewFramesPerSecond: 30, clock: SystemClock(), logger: Logger(label: "test"), onEvent: { _ in })
+        let zoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
+        // A still scene: black, with a white centre half. Zoomed 2×, only white is left.
+        let pool = BufferPool(bufferCapacity: format.frameByteCount, count: 20)
+        func deliver(_ sequence: Int) {
+            guard let buffer = pool.take() else { return }
+            var canvas = YCbCrCanvas(base: buffer.baseAddress, format: format)
+            canvas.fill(x: 0, y: 0, width: size.width, height: size.height, .black)
+            canvas.fill(x: size.width / 4, y: size.height / 4, width: size.width / 2, height: size.height / 2, .white)
+            buffer.byteCount = format.frameByteCount
+            zoom.deliver(VideoFrame(buffer: buffer, format: format, timestamp: SystemClock().now(), sequence: sequence))
+            Thread.sleep(forTimeInterval: 1.0 / 30)
+        }
+        try graph.video.start()
+        let copiesBefore = MediaStatistics.shared.copied.frames
+        for sequence in 0..<30 { deliver(sequence) }
+        XCTAssertEqual(MediaStatistics.shared.copied.frames, copiesBefore, "at 1× frames pass by reference")
+        XCTAssertLessThan(graph.preview.takeNewFrame().map { $0.buffer.bytes[0] } ?? 255, 40, "unzoomed: a black corner")
+        XCTAssertEqual(zoom.setZoom(2, smoothly: false), 2)
+        for sequence in 30..<60 { deliver(sequence) }
+        XCTAssertGreaterThan(graph.preview.takeNewFrame().map { $0.buffer.bytes[0] } ?? 0, 200, "zoomed: the corner is the white centre")
+        XCTAssertGreaterThanOrEqual(MediaStatistics.shared.copied.frames - copiesBefore, 29, "zoomed frames are written once each, counted")
+        try graph.video.stop()
+        XCTAssertEqual(graph.video.waitUntilIdle(timeout: 10), .idle)
+        graph.shutdown()
+        // The file: black corners first, white corners after the zoom.
+        let file = try XCTUnwrap(graph.video.status.finishedFiles.first)
+        let raw = folder.path + "/frames.gray"
+        try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", file, "-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray", raw])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        let corners = stride(from: 0, to: bytes.count, by: size.pixelCount).map { bytes[$0 + size.width * 4 + 4] }
+        XCTAssertGreaterThan(corners.count, 50)
+        XCTAssertLessThan(corners.first ?? 255, 60)
+        XCTAssertGreaterThan(corners.last ?? 0, 180)
+    }
+}

@@ -176,7 +176,10 @@ final class RecorderTests: XCTestCase {
         let probe = try FFprobe.probe(file)
         let video = try XCTUnwrap(probe.video), audio = try XCTUnwrap(probe.audio)
         XCTAssertEqual(video.durationSeconds, Double(video.frameCount) / 30, accuracy: 2.0 / 30)
-        XCTAssertEqual(audio.durationSeconds, video.durationSeconds, accuracy: 1.0 / 30, "audio ends with the video")
+        // Each ends with its last packet before the stop: the video's last frame lasts up to
+        // 1/30 s past it, the sound's last AAC frame up to 1024 samples.
+        XCTAssertEqual(audio.startSeconds + audio.durationSeconds, video.startSeconds + video.durationSeconds,
+                       accuracy: 1.0 / 30 + 1024.0 / 48_000, "audio ends with the video")
         XCTAssertEqual(video.startSeconds, audio.startSeconds, accuracy: 1.0 / 30, "audio starts with the first frame")
         let photo = try XCTUnwrap(stillPath.value)
         XCTAssertTrue(photo.hasPrefix(root + "/photo/") && photo.hasSuffix(".jpg"), photo)

@@ -20,12 +20,18 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
     case pinSet(pin: String)
     /// `screenshot`: a PNG of what the screen shows.
     case screenshot
+    /// `camera.set {"zoom": 2.0, "focus": "auto", "torch": true}`: change camera settings
+    /// now (the camera's own controls where it has them; zoom falls back to digital).
+    case cameraSet(CameraAdjustment)
+    /// `camera.get`: every setting's value, range and how it is applied.
+    case cameraGet
     /// `subscribe {"events": ["state", …]}`: from now on this connection also receives
     /// event lines (every kind when `events` is left out). Handled by the server itself.
     case subscribe(events: Set<ControlEventKind>?)
 
     /// Every command name, for help and error messages.
-    public static let commands = ["status", "record.start", "record.stop", "snapshot", "list", "purge", "pin.set", "screenshot", "subscribe"]
+    public static let commands = ["status", "record.start", "record.stop", "snapshot", "list", "purge", "pin.set", "screenshot",
+                                  "camera.set", "camera.get", "subscribe"]
 
     /// The wire name.
     public var command: String {
@@ -38,6 +44,8 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
         case .purge: "purge"
         case .pinSet: "pin.set"
         case .screenshot: "screenshot"
+        case .cameraSet: "camera.set"
+        case .cameraGet: "camera.get"
         case .subscribe: "subscribe"
         }
     }
@@ -45,7 +53,14 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
     /// The wire arguments (the PIN included: this is what the client sends).
     public var arguments: [String: JSONValue] {
         switch self {
-        case .status, .recordStop, .snapshot, .screenshot: [:]
+        case .status, .recordStop, .snapshot, .screenshot, .cameraGet: [:]
+        case .cameraSet(let adjustment):
+            Dictionary(uniqueKeysWithValues: adjustment.settings.map { name, value -> (String, JSONValue) in
+                switch value {
+                case .automatic: return (name.rawValue, .string("auto"))
+                case .value(let number): return (name.rawValue, name == .torch ? .bool(number != 0) : .number(number))
+                }
+            })
         case .recordStart(let audioOnly, let duration):
             ["audio_only": .bool(audioOnly)].merging(duration.map { ["duration": .number($0)] } ?? [:]) { a, _ in a }
         case .list(let date): date.map { ["date": .string($0)] } ?? [:]
@@ -170,6 +185,9 @@ extension ControlCall {
             }
             request = .pinSet(pin: pin)
         case "screenshot": request = .screenshot
+        case "camera.get": request = .cameraGet
+        case "camera.set":
+            request = .cameraSet(try reader.cameraAdjustment())
         case "subscribe":
             request = .subscribe(events: try reader.eventKinds("events"))
         default:
@@ -240,6 +258,39 @@ private struct ArgumentReader {
             kinds.insert(kind)
         }
         return kinds
+    }
+
+    /// Every argument is a camera setting: a number, "auto", or (torch) true/false.
+    mutating func cameraAdjustment() throws(ControlError) -> CameraAdjustment {
+        var adjustment = CameraAdjustment()
+        for (key, value) in arguments.sorted(by: { $0.key < $1.key }) {
+            read.insert(key)
+            guard let name = CameraSettingName(rawValue: key) else {
+                throw ControlError.badArgument(ControlCall.printable(key),
+                    "not a camera setting; settings: \(CameraSettingName.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let setting: CameraSettingValue
+            switch value {
+            case .string("auto"): setting = .automatic
+            case .bool(let on) where name == .torch: setting = .value(on ? 1 : 0)
+            case .string("on") where name == .torch: setting = .value(1)
+            case .string("off") where name == .torch: setting = .value(0)
+            default:
+                guard let number = value.doubleValue, name != .torch else {
+                    throw ControlError.badArgument(key, "must be \(name.expected)")
+                }
+                setting = .value(number)
+            }
+            do {
+                try adjustment.set(name, setting)
+            } catch {
+                throw ControlError.badArgument(key, "must be \(name.expected)")
+            }
+        }
+        guard !adjustment.isEmpty else {
+            throw ControlError.badArgument("args", "name at least one setting: \(CameraSettingName.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return adjustment
     }
 
     func rejectUnread() throws(ControlError) {

@@ -1,0 +1,127 @@
+import Foundation
+import KioskCore
+import KioskRecording
+import KioskSources
+import KioskV4L2
+import Logging
+
+/// How one camera setting came out.
+public struct CameraSettingReport: Sendable, Equatable {
+    public var name: CameraSettingName
+    /// What is set now ("2.0 (digital)", "auto", "150 (range 100…500)"), or nil when it failed.
+    public var applied: String?
+    /// Why not, or what was changed on the way (clamped).
+    public var message: String?
+
+    public var line: String {
+        "\(name.rawValue): " + (applied ?? "not set") + (message.map { " — \($0)" } ?? "")
+    }
+}
+
+/// Camera settings changed while the daemon runs: on the camera's own controls where it
+/// has them (zoom glides), else — for zoom — the digital zoom in front of the graph.
+/// What was asked is remembered and given to the camera again when it comes back after
+/// an unplug, so run-time changes survive a reconnect.
+final class CameraAdjuster: @unchecked Sendable {
+    private let camera: VideoSource?
+    let digitalZoom: DigitalZoomStage
+    private let logger: Logger
+    private let lock = Lock()
+    private var remembered = CameraAdjustment()   // guarded by `lock`
+
+    init(camera: VideoSource?, digitalZoom: DigitalZoomStage, logger: Logger) {
+        self.camera = camera
+        self.digitalZoom = digitalZoom
+        self.logger = logger
+    }
+
+    /// The camera's V4L2 controls, if it is a V4L2 camera that is open now.
+    private var controls: CameraControls? {
+        let source = (camera as? CameraSupervisor)?.current ?? camera
+        return (source as? V4L2Camera)?.controls
+    }
+
+    /// Applies each setting and remembers it.
+    func apply(_ adjustment: CameraAdjustment) -> [CameraSettingReport] {
+        lock.withLock { remembered = remembered.merging(adjustment) }
+        let reports = adjustment.settings.map { apply($0.name, $0.value, to: controls) }
+        for report in reports { logger.notice("camera setting \(report.line)") }
+        return reports
+    }
+
+    /// Gives a camera that was opened again what was asked before (called by the
+    /// camera's reopen, on the supervisor's thread).
+    func reapply(to camera: V4L2Camera) -> [String] {
+        let settings = lock.withLock { remembered }
+        return settings.settings.map { apply($0.name, $0.value, to: camera.controls).line }
+    }
+
+    private func apply(_ name: CameraSettingName, _ value: CameraSettingValue, to controls: CameraControls?) -> CameraSettingReport {
+        if name == .zoom {
+            let factor: Double
+            if case .value(let number) = value { factor = number } else { factor = 1 }
+            if let controls, let control = try? controls.describe(.zoom), control.isWritable {
+                digitalZoom.setZoom(1)
+                let device = ZoomMapping.deviceValue(factor: factor, minimum: control.range.minimum, maximum: control.range.maximum)
+                do {
+                    let set = try controls.set(.zoom, to: device)
+                    let reached = ZoomMapping.factor(deviceValue: set, minimum: control.range.minimum, maximum: control.range.maximum)
+                    return CameraSettingReport(name: name, applied: String(format: "%.2f", reached) + " (the camera's zoom, \(set))",
+                                               message: abs(reached - factor) > 0.01 ? "clamped to the camera's range" : nil)
+                } catch {
+                    return CameraSettingReport(name: name, applied: nil, message: error.description)
+                }
+            }
+            let set = digitalZoom.setZoom(factor)
+            return CameraSettingReport(name: name, applied: String(format: "%.2f", set) + " (digital)",
+                                       message: set < factor ? "digital zoom stops at \(Int(digitalZoom.maximum))×" : nil)
+        }
+        guard let controls, let controlName = CameraControlName(rawValue: name.rawValue) else {
+            return CameraSettingReport(name: name, applied: nil, message: "this camera has no \(name.rawValue) control")
+        }
+        do {
+            switch value {
+            case .automatic:
+                try controls.setAutomatic(controlName)
+                return CameraSettingReport(name: name, applied: "auto", message: nil)
+            case .value(let number):
+                let asked = Int(number.rounded())
+                let set = try controls.set(controlName, to: asked)
+                if name == .torch { return CameraSettingReport(name: name, applied: asked == 0 ? "off" : "on", message: nil) }
+                let range = (try? controls.describe(controlName))?.range
+                return CameraSettingReport(name: name, applied: String(set) + (range.map { " (range \($0.minimum)…\($0.maximum))" } ?? ""),
+                                           message: set != asked ? "clamped to the camera's range" : nil)
+            }
+        } catch {
+            return CameraSettingReport(name: name, applied: nil, message: error.code == .unsupportedControl ? error.detail : error.description)
+        }
+    }
+
+    /// Every setting: its value now and how it is applied, for `camera.get`.
+    func current() -> [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        let zoom = digitalZoom.zoom
+        let controls = controls
+        for name in CameraSettingName.allCases {
+            if name == .zoom, let controls, let control = try? controls.describe(.zoom), control.isWritable {
+                let factor = ZoomMapping.factor(deviceValue: control.value ?? control.defaultValue, minimum: control.range.minimum, maximum: control.range.maximum)
+                result["zoom"] = .object(["value": .number(factor), "how": .string("camera"),
+                                          "maximum": .number(ZoomMapping.maximumFactor(minimum: control.range.minimum, maximum: control.range.maximum))])
+                continue
+            }
+            if name == .zoom {
+                result["zoom"] = .object(["value": .number(zoom.now), "target": .number(zoom.target), "how": .string("digital"),
+                                          "maximum": .number(digitalZoom.maximum)])
+                continue
+            }
+            guard let controls, let controlName = CameraControlName(rawValue: name.rawValue),
+                  let control = try? controls.describe(controlName) else {
+                result[name.rawValue] = .object(["how": .string("none")])
+                continue
+            }
+            result[name.rawValue] = .object(["value": .integer(Int64(control.value ?? control.defaultValue)), "minimum": .integer(Int64(control.range.minimum)),
+                                             "maximum": .integer(Int64(control.range.maximum)), "how": .string("camera")])
+        }
+        return result
+    }
+}
