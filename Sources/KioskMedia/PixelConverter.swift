@@ -9,8 +9,10 @@ import KioskCore
 package final class PixelConverter {
     /// nil when source and destination are the same layout and size: then a plane copy does.
     private let context: OpaquePointer?
-    /// VYUY into a destination without separate U and V planes (BGRA, NV12): the first
-    /// context writes yuv422p here, U and V exchanged back, and `finalContext` goes on.
+    /// When the conversion takes two steps, the first (`context`) writes this picture at
+    /// the source size and `finalContext` goes on from it: Bayer is demosaiced to RGB24
+    /// first; VYUY into a destination without separate U and V planes (BGRA, NV12) goes
+    /// to yuv422p first, where U and V are exchanged back.
     private let intermediate: Frame?
     private let finalContext: OpaquePointer?
     private let reading: SwscaleReading
@@ -37,8 +39,15 @@ package final class PixelConverter {
             }
             return context
         }
-        if reading.exchangesDestinationChroma && !destinationFormat.hasSeparateChromaPlanes {
-            let halfway = AV_PIX_FMT_YUV422P
+        let halfway: AVPixelFormat?
+        if reading.demosaicsFirst && destinationFormat != AV_PIX_FMT_RGB24 {
+            halfway = AV_PIX_FMT_RGB24
+        } else if reading.exchangesDestinationChroma && !destinationFormat.hasSeparateChromaPlanes {
+            halfway = AV_PIX_FMT_YUV422P
+        } else {
+            halfway = nil
+        }
+        if let halfway {
             let intermediate = try Frame.picture(size: source.size, format: halfway, operation: "set up pixel conversion")
             let first = try makeContext(reading.format, halfway, source.size)
             do {
@@ -79,8 +88,12 @@ package final class PixelConverter {
         source.pixelFormat.withPlanes(pixels, source.size) { sourcePlanes, sourceStrides in
             if let intermediate, let context, let finalContext {
                 Self.withPlanes(of: intermediate.pointer) { halfway, halfwayStrides in
-                    Self.withChromaExchanged(halfway, halfwayStrides) { exchanged, exchangedStrides in
-                        _ = sws_scale(context, sourcePlanes, sourceStrides, 0, height, exchanged, exchangedStrides)
+                    if reading.exchangesDestinationChroma {
+                        Self.withChromaExchanged(halfway, halfwayStrides) { exchanged, exchangedStrides in
+                            _ = sws_scale(context, sourcePlanes, sourceStrides, 0, height, exchanged, exchangedStrides)
+                        }
+                    } else {
+                        _ = sws_scale(context, sourcePlanes, sourceStrides, 0, height, halfway, halfwayStrides)
                     }
                     let filled = UnsafeRawPointer(halfway).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
                     _ = sws_scale(finalContext, filled, halfwayStrides, 0, height, planes, strides)

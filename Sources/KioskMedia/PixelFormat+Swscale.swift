@@ -13,6 +13,9 @@ import KioskCore
 ///   FFmpeg 5.1 (`sws_isSupportedInput(AV_PIX_FMT_NV16)` is 0): they are read as NV12/NV21
 ///   with twice the chroma stride, i.e. every other chroma row — exactly the 4:2:0 a
 ///   4:2:0 camera would have sampled, with no filtering of the dropped rows.
+///
+/// And one that FFmpeg has is taken the long way round: Bayer goes through RGB24
+/// (`demosaicsFirst`).
 struct SwscaleReading: Equatable {
     /// The FFmpeg pixel format the frame is read as.
     var format: AVPixelFormat
@@ -22,6 +25,10 @@ struct SwscaleReading: Equatable {
     var exchangesDestinationChroma = false
     /// Chroma rows are read this many apart (NV16, NV61: 2 — every other row).
     var chromaRowStep = 1
+    /// Bayer: demosaiced to RGB24 first, then converted. libswscale 6's direct
+    /// Bayer-to-yuv420p path gets the colours wrong (pure red comes out Y 40, U 109
+    /// instead of Y 81, U 90); its Bayer-to-RGB24 path is right.
+    var demosaicsFirst = false
 }
 
 extension PixelFormat {
@@ -50,20 +57,20 @@ extension PixelFormat {
         case .rgbx32, .rgba32: SwscaleReading(format: AV_PIX_FMT_RGB0)
         case .xrgb32, .argb32, .rgb32: SwscaleReading(format: AV_PIX_FMT_0RGB)
         case .bgrx32, .bgra32: SwscaleReading(format: AV_PIX_FMT_0BGR)
-        case .sbggr8: SwscaleReading(format: AV_PIX_FMT_BAYER_BGGR8)
-        case .sgbrg8: SwscaleReading(format: AV_PIX_FMT_BAYER_GBRG8)
-        case .sgrbg8: SwscaleReading(format: AV_PIX_FMT_BAYER_GRBG8)
-        case .srggb8: SwscaleReading(format: AV_PIX_FMT_BAYER_RGGB8)
+        case .sbggr8: SwscaleReading(format: AV_PIX_FMT_BAYER_BGGR8, demosaicsFirst: true)
+        case .sgbrg8: SwscaleReading(format: AV_PIX_FMT_BAYER_GBRG8, demosaicsFirst: true)
+        case .sgrbg8: SwscaleReading(format: AV_PIX_FMT_BAYER_GRBG8, demosaicsFirst: true)
+        case .srggb8: SwscaleReading(format: AV_PIX_FMT_BAYER_RGGB8, demosaicsFirst: true)
         }
     }
 
     /// The FFmpeg format whose planes (as `withPlanes` hands them over) these bytes are,
     /// with no conversion at all — what an encoder can take by reference; nil for layouts
     /// that need a converter even into their own reading format (VYUY: U and V exchanged
-    /// on the way out).
+    /// on the way out; Bayer: demosaiced first).
     var directFormat: AVPixelFormat? {
         let reading = swscaleReading
-        return reading.exchangesDestinationChroma ? nil : reading.format
+        return reading.exchangesDestinationChroma || reading.demosaicsFirst ? nil : reading.format
     }
 
     /// Calls `body` with the plane pointers and strides libswscale reads a tightly packed
