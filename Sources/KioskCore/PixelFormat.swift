@@ -131,15 +131,16 @@ public enum PixelFormat: String, CaseIterable, Sendable, Codable {
     }
 
     /// What it costs to turn a camera's frames into the recorder's 4:2:0, cheapest first —
-    /// negotiation rule 5. The order between RGB, JPEG and Bayer was measured at 1280x720
-    /// on one x86-64 core with FFmpeg 5.1 (`PixelConverterBenchmarkTests`, the minimum of
-    /// 300 interleaved runs): YUV reshuffles 0.1–1.7 ms; RGB 0.7 ms (BGR3), 2.5 ms (32-bit),
-    /// 2.7 ms (RGB3), 6–7 ms (RGB565, libswscale's generic path); decoding a JPEG and
-    /// converting it 4.0 ms (a 55 KB frame) to 6.4 ms (257 KB); demosaicing 8-bit Bayer
-    /// 4.7 ms. JPEG and Bayer cost about the same, and the camera's own processor
-    /// demosaiced the JPEG's picture far better than libswscale's bilinear demosaic, so
-    /// Bayer comes after JPEG. Greyscale is cheap (1 ms) but has no colour at all: a camera
-    /// that offers it beside a colour layout is asked for colour.
+    /// negotiation rule 5. Measured at 1280x720 on one x86-64 core with FFmpeg 5.1
+    /// (`PixelConverterBenchmarkTests`: the minimum of 200 interleaved rounds): YUV
+    /// reshuffles 0.2–1.7 ms; greyscale 1.1 ms; RGB 0.8 ms (BGR3, libswscale's special
+    /// case), 2.6–2.8 ms (the 32-bit family, RGB3), 6.4 ms (RGB565, its generic path);
+    /// decoding a JPEG to yuv420p 4.0 ms (a plain 57 KB frame) to 7.0 ms (a noisy 256 KB
+    /// one, like a webcam's); 8-bit Bayer, demosaiced through RGB24, 4.1 ms. JPEG and Bayer
+    /// cost about the same, and the camera's own processor demosaiced the JPEG's picture
+    /// far better than libswscale's bilinear demosaic, so Bayer comes after JPEG.
+    /// Greyscale is cheap but has no colour at all: a camera that offers it beside a colour
+    /// layout is asked for colour.
     public enum Cost: Int, Comparable, Sendable, CaseIterable {
         /// YU12, NV12: the encoder takes them as they are.
         case none
