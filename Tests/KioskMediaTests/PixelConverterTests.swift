@@ -360,6 +360,24 @@ final class PixelConverterTests: XCTestCase {
         XCTAssertEqual(chromaMean(ours[2], left: true), 240, accuracy: 1)
     }
 
+    /// GREY is full-range luma, as vivid delivers it (black 0, 75 % white 189) and as
+    /// libswscale's gray8 takes it: squeezed into the recording's 16–235, and shown on the
+    /// screen as it is, scaled or not.
+    func testGreyIsFullRangeLuma() throws {
+        let grey = [UInt8]((0..<size.pixelCount).map { $0 % size.width < size.width / 2 ? 255 : 0 })
+        let yuv = try convert(grey, .grey)
+        XCTAssertEqual(yuv[size.width * 10 + 4], 235)
+        XCTAssertEqual(yuv[size.width * 10 + size.width - 4], 16)
+        XCTAssertTrue(yuv[size.pixelCount...].allSatisfy { $0 == 128 })
+        for screen in [size, FrameSize(width: 32, height: 24)] {
+            let bgra = try convert(grey, .grey, to: AV_PIX_FMT_BGRA, size: screen)
+            let row = 4 * screen.width * (screen.height / 2)
+            let white = bgra[(row + 4 * 4)..<(row + 4 * 4 + 3)], black = bgra[(row + 4 * (screen.width - 4))..<(row + 4 * (screen.width - 4) + 3)]
+            XCTAssertTrue(white.allSatisfy { $0 >= 252 }, "\(screen): \(Array(white))")
+            XCTAssertTrue(black.allSatisfy { $0 <= 3 }, "\(screen): \(Array(black))")
+        }
+    }
+
     func testUnknownDestinationIsAClearError() {
         let source = VideoFormat(size: size, pixelFormat: .sbggr8, framesPerSecond: 30)
         XCTAssertThrowsError(try PixelConverter(source: source, destinationSize: size, destinationFormat: AV_PIX_FMT_BAYER_RGGB8)) { error in
