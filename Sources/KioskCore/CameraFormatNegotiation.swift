@@ -70,13 +70,8 @@ public enum CameraFormatNegotiation {
 
     /// Fourccs kioskcam can record, most preferred first (rule 5's order).
     public static let usableFourCCs: [String] = {
-        let deliveries = PixelFormat.allCases.map { CameraDelivery.raw($0) } + [.mjpeg]
-        let fourccs = deliveries.flatMap { delivery -> [(PixelFormat.Cost, String)] in
-            switch delivery {
-            case .raw(let layout): [(layout.cost, layout.rawValue)]
-            case .mjpeg: CameraDelivery.jpegFourCCs.map { (PixelFormat.Cost.jpeg, $0) }
-            }
-        }
+        let fourccs = PixelFormat.allCases.map { ($0.cost, $0.rawValue) }
+            + CameraDelivery.jpegFourCCs.map { (PixelFormat.Cost.jpeg, $0) }
         // Stable: within one cost, the declaration order of `PixelFormat`.
         return fourccs.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
     }()

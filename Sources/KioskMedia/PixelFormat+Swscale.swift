@@ -2,8 +2,8 @@ import CAVUtil
 import KioskCore
 
 /// How libswscale reads a camera layout. Most layouts are an FFmpeg pixel format under
-/// another name; three are not in FFmpeg 5.1 at all and are read, at no cost, as one that
-/// is (`PixelFormatSwscaleTests` checks that the colours come out right):
+/// another name; four are not in FFmpeg 5.1 at all and are read, at no cost, as one that
+/// is (`PixelConverterTests` checks that the colours come out right):
 ///
 /// - YV12 is YU12 with its two chroma planes in the other order: the plane pointers are
 ///   handed over exchanged.
