@@ -31,11 +31,13 @@ public enum SourceFactory {
             if let found = V4L2Discovery.cameras().first {
                 return try openV4L2(found.path, configuration, logger: logger, reopened: reopened)
             }
-            logger.notice("camera: no camera found; using the built-in test pattern, \(format)")
-            return TestPatternCamera(format: format)
+            let camera = TestPatternCamera(format: format)
+            logger.notice("camera: no camera found; using the built-in test pattern, \(camera.format)")
+            return camera
         case .testPattern:
-            logger.notice("camera: built-in test pattern, \(format)")
-            return TestPatternCamera(format: format)
+            let camera = TestPatternCamera(format: format)
+            logger.notice("camera: built-in test pattern, \(camera.format)")
+            return camera
         case .rawFile(let path):
             logger.info("camera: raw frames from \(path), \(format), \(realtime ? "real time" : "as fast as possible")")
             do {

@@ -18,8 +18,12 @@
 ///    width or height are skipped: 4:2:0 output and the H.264 encoder need even ones.
 /// 3. **Rate closeness.** The offered rate nearest the request (the higher on a tie).
 /// 4. **The preferred fourcc** (`camera.pixel_format`), among otherwise equal choices.
-/// 5. **Format cost.** Layouts the encoder takes without conversion (YU12, NV12), then
-///    packed YUV (YUYV, UYVY), then MJPEG (MJPG, JPEG: decoded to YU12 on the CPU).
+/// 5. **Format cost** (`PixelFormat.Cost`): layouts the encoder takes without conversion
+///    (YU12, NV12); 4:2:0 with U and V swapped (YV12, NV21); 4:2:2 YUV (YUYV, UYVY, NV16,
+///    NV61, VYUY, 422P, YVYU); RGB (a colour-space conversion: BGR3, the 32-bit family,
+///    RGB3, RGB565); MJPEG (MJPG, JPEG: decoded to YU12 on the CPU); 8-bit Bayer (BA81,
+///    GBRG, GRBG, RGGB: demosaiced); greyscale last (GREY: no colour). Within one cost,
+///    the order of `usableFourCCs`.
 public enum CameraFormatNegotiation {
     /// Picks the format, size and rate to ask the camera for.
     /// - Parameters:
@@ -64,8 +68,13 @@ public enum CameraFormatNegotiation {
                                   frameRate: winner.rate.rate, reason: reason)
     }
 
-    /// Fourccs kioskcam can record, most preferred first.
-    public static let usableFourCCs = ["YU12", "NV12", "YUYV", "UYVY", "MJPG", "JPEG"]
+    /// Fourccs kioskcam can record, most preferred first (rule 5's order).
+    public static let usableFourCCs: [String] = {
+        let fourccs = PixelFormat.allCases.map { ($0.cost, $0.rawValue) }
+            + CameraDelivery.jpegFourCCs.map { (PixelFormat.Cost.jpeg, $0) }
+        // Stable: within one cost, the declaration order of `PixelFormat`.
+        return fourccs.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
+    }()
 }
 
 /// What the camera is asked for.
@@ -93,20 +102,24 @@ public struct CameraFormatRequest: Hashable, Sendable, CustomStringConvertible {
 
 /// How frames of a fourcc reach the pipeline.
 public enum CameraDelivery: Hashable, Sendable {
-    /// Copied as they come (row padding removed).
+    /// Copied as they come (row padding removed), converted by the encoder's libswscale.
     case raw(PixelFormat)
     /// JPEG frames, decoded to YU12.
     case mjpeg
 
-    /// nil for fourccs kioskcam cannot record (RGB, Bayer, H.264, …).
+    /// The fourccs that carry JPEG frames.
+    static let jpegFourCCs = ["MJPG", "JPEG"]
+
+    /// nil for fourccs kioskcam cannot record (H.264, 10-bit or packed Bayer, …). Raw
+    /// fourccs are matched exactly as drivers spell them (V4L2's codes are case-sensitive:
+    /// 'pBAA' is packed 10-bit Bayer); "MJPG"/"JPEG" in any case.
     public init?(fourcc: String) {
-        switch fourcc.uppercased() {
-        case "YUYV": self = .raw(.yuyv)
-        case "UYVY": self = .raw(.uyvy)
-        case "YU12": self = .raw(.yuv420)
-        case "NV12": self = .raw(.nv12)
-        case "MJPG", "JPEG": self = .mjpeg
-        default: return nil
+        if Self.jpegFourCCs.contains(fourcc.uppercased()) {
+            self = .mjpeg
+        } else if let layout = PixelFormat(rawValue: fourcc) {
+            self = .raw(layout)
+        } else {
+            return nil
         }
     }
 
@@ -118,22 +131,18 @@ public enum CameraDelivery: Hashable, Sendable {
         }
     }
 
-    /// 0: the encoder takes it as is; 1: packed YUV, converted by swscale; 2: JPEG, decoded.
-    public var costRank: Int {
+    /// What turning these frames into the encoder's 4:2:0 costs.
+    public var cost: PixelFormat.Cost {
         switch self {
-        case .raw(.yuv420), .raw(.nv12): 0
-        case .raw(.yuyv), .raw(.uyvy): 1
-        case .mjpeg: 2
+        case .raw(let format): format.cost
+        case .mjpeg: .jpeg
         }
     }
 
-    var costPhrase: String {
-        switch costRank {
-        case 0: "needs no conversion"
-        case 1: "is packed YUV (one conversion, cheaper than decoding JPEG)"
-        default: "is JPEG (decoded on the CPU)"
-        }
-    }
+    /// Rule 5's rank: 0 (the encoder takes it as is) upwards.
+    public var costRank: Int { cost.rawValue }
+
+    var costPhrase: String { cost.phrase }
 }
 
 /// A frame rate as an exact fraction of frames per second. V4L2 lists the inverse

@@ -22,12 +22,20 @@ public struct LumaFrame: Sendable, Equatable {
 /// for motion detection, which only compares coarse areas.
 public enum LumaDownscaler {
     /// Where the luma samples of a tightly packed frame lie: the first at `offset`, the
-    /// next `step` bytes on, rows `rowBytes` apart. nil for layouts without a luma plane.
+    /// next `step` bytes on, rows `rowBytes` apart. For 8-bit RGB the green byte stands in
+    /// (most of luma, and enough to see motion), for Bayer the mosaic itself; nil for
+    /// RGB565, whose green straddles two bytes.
     public static func lumaLayout(_ format: PixelFormat, _ size: FrameSize) -> (offset: Int, step: Int, rowBytes: Int)? {
+        let rowBytes = format.planes(for: size).first?.rowBytes ?? 0
         switch format {
-        case .yuyv: return (0, 2, size.width * 2)
-        case .uyvy: return (1, 2, size.width * 2)
-        case .yuv420, .nv12: return (0, 1, size.width)
+        case .yuyv, .yvyu: return (0, 2, rowBytes)
+        case .uyvy, .vyuy: return (1, 2, rowBytes)
+        case .yuv420, .yvu420, .nv12, .nv21, .nv16, .nv61, .yuv422p, .grey,
+             .sbggr8, .sgbrg8, .sgrbg8, .srggb8: return (0, 1, rowBytes)
+        case .rgb24, .bgr24: return (1, 3, rowBytes)
+        case .xbgr32, .abgr32, .rgbx32, .rgba32, .bgr32: return (1, 4, rowBytes)
+        case .xrgb32, .argb32, .bgrx32, .bgra32, .rgb32: return (2, 4, rowBytes)
+        case .rgb565, .rgb565x: return nil
         }
     }
 

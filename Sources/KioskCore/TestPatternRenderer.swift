@@ -29,7 +29,16 @@ public struct TestPatternRenderer: Sendable {
     /// Dots per glyph dot: the burned-in text's scale.
     public let glyphScale: Int
 
-    public init(format: VideoFormat) {
+    /// The layouts the pattern is drawn in. Others (RGB, Bayer, greyscale and the rarer
+    /// YUV orders) get YUYV: the built-in camera stands in for a camera, and every real
+    /// layout is exercised by converting real frames (KioskMediaTests) and by vivid (HIL).
+    public static let layouts: [PixelFormat] = [.yuyv, .uyvy, .yuv420, .nv12]
+
+    /// - Parameter format: Size, rate and layout; a layout not in `layouts` becomes YUYV
+    ///   (`format` says what is drawn).
+    public init(format requested: VideoFormat) {
+        var format = requested
+        if !Self.layouts.contains(format.pixelFormat) { format.pixelFormat = .yuyv }
         self.format = format
         // Big enough to read, small enough that "YYYY-MM-DD HH:MM:SS #NNNNNN" (27 glyphs) fits.
         glyphScale = max(1, min(format.size.height / 120, (format.size.width - 8) / (27 * 6)))
@@ -180,6 +189,8 @@ public struct YCbCrCanvas {
                     for _ in cx0..<cx1 { p[0] = colour.cb; p[1] = colour.cr; p += 2 }
                 }
             }
+        default:
+            break  // TestPatternRenderer.init draws only `TestPatternRenderer.layouts`.
         }
     }
 

@@ -143,27 +143,30 @@ public final class LibavVideoEncoder: VideoEncoding {
         packet = try Packet(operation: "open video encoder")
     }
 
-    /// The encoder's own layout when it takes the camera's directly (NV12/YU12 need no
-    /// conversion), else planar 4:2:0.
-    private static func choosePixelFormat(_ encoder: UnsafePointer<AVCodec>, for input: PixelFormat) -> AVPixelFormat {
+    /// The camera's layout when the encoder takes it as it is and it is 8-bit 4:2:0
+    /// (YU12, NV12, and YV12/NV16 as libswscale reads them; NV21 for libx264), else planar
+    /// 4:2:0 (converted by `PixelConverter`).
+    ///
+    /// libx264 also takes yuv422p, nv16 and gray directly, but those make High 4:2:2 and
+    /// 4:0:0 streams that browsers, phones and hardware decoders often cannot play: the
+    /// recording stays 4:2:0 so that every file plays everywhere.
+    static func choosePixelFormat(_ encoder: UnsafePointer<AVCodec>, for input: PixelFormat) -> AVPixelFormat {
         guard var formats = encoder.pointee.pix_fmts else { return AV_PIX_FMT_YUV420P }
         var supported: [AVPixelFormat] = []
         while formats.pointee != AV_PIX_FMT_NONE {
             supported.append(formats.pointee)
             formats += 1
         }
-        // 4:2:0 only, so that every player can show the file.
-        if [AV_PIX_FMT_YUV420P, AV_PIX_FMT_NV12].contains(input.avPixelFormat), supported.contains(input.avPixelFormat) {
-            return input.avPixelFormat
+        let fourTwoZero = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_NV12, AV_PIX_FMT_NV21]
+        if let direct = input.directFormat, fourTwoZero.contains(direct), supported.contains(direct) {
+            return direct
         }
-        if supported.contains(AV_PIX_FMT_YUV420P) { return AV_PIX_FMT_YUV420P }
-        if supported.contains(AV_PIX_FMT_NV12) { return AV_PIX_FMT_NV12 }
-        return supported.first ?? AV_PIX_FMT_YUV420P
+        return fourTwoZero.first { supported.contains($0) } ?? supported.first ?? AV_PIX_FMT_YUV420P
     }
 
     /// Whether frames of `format` go to the encoder as they are.
     public func takesByReference(_ format: VideoFormat) -> Bool {
-        format.size == settings.input.size && format.pixelFormat.avPixelFormat == encoderFormat
+        format.size == settings.input.size && format.pixelFormat.directFormat == encoderFormat
     }
 
     public func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (EncodedPacket) -> Void) throws(MediaError) {
@@ -245,7 +248,7 @@ public final class LibavVideoEncoder: VideoEncoding {
         // The encoder may still reference the last picture; only then does this copy.
         try check(av_frame_make_writable(picture), .encoderRejectedSettings, "prepare video frame")
         converter?.convert(base, into: picture)
-        if format.pixelFormat.avPixelFormat == encoderFormat && format.size == settings.input.size {
+        if format.pixelFormat.directFormat == encoderFormat && format.size == settings.input.size {
             MediaStatistics.shared.countCopy(bytes: format.frameByteCount)
         }
         try send(picture, pts: pts, forceKeyframe: forceKeyframe, emit: emit)

@@ -12,10 +12,13 @@ public final class TestPatternCamera: VideoSource, @unchecked Sendable {
     private let clock: SystemClock
     private let thread = SourceThread()
 
-    /// - Parameter bufferCount: Frames that may be in flight at once (queue + encoder).
-    public init(format: VideoFormat, bufferCount: Int = 12) {
-        self.format = format
-        renderer = TestPatternRenderer(format: format)
+    /// - Parameters:
+    ///   - format: Size, rate and layout; a layout the pattern is not drawn in becomes
+    ///     YUYV (see `TestPatternRenderer.layouts`; `format` then says so).
+    ///   - bufferCount: Frames that may be in flight at once (queue + encoder).
+    public init(format requested: VideoFormat, bufferCount: Int = 12) {
+        renderer = TestPatternRenderer(format: requested)
+        format = renderer.format
         pool = BufferPool(bufferCapacity: format.frameByteCount, count: bufferCount)
         clock = SystemClock()
     }

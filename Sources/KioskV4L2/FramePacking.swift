@@ -3,9 +3,11 @@ import KioskCore
 /// How to copy one raw frame out of a V4L2 buffer whose rows may be padded
 /// (`bytesperline` > the pixels' bytes) into a tightly packed `PixelFormat` frame.
 ///
-/// Single-planar V4L2 layouts: the first plane's rows are `bytesPerLine` apart; YU12's two
-/// chroma planes follow with half that stride; NV12's interleaved chroma plane follows
-/// with the full stride.
+/// The planes come from `PixelFormat.planes(for:)` — the same description the FFmpeg side
+/// builds its plane pointers from. In V4L2's single-planar buffers the first plane's rows
+/// are `bytesPerLine` apart and every further plane follows the previous one, its rows
+/// padded in proportion (`PixelGeometry.Plane.stride`): YU12's and 422P's chroma strides
+/// are half the luma's, NV12's and NV16's equal it.
 struct FramePacking: Sendable, Equatable {
     /// One run of rows: `rows` rows of `rowBytes`, `sourceStride` apart in the buffer.
     struct Plane: Sendable, Equatable {
@@ -28,22 +30,17 @@ struct FramePacking: Sendable, Equatable {
     init(format: PixelFormat, size: FrameSize, bytesPerLine: Int) {
         self.format = format
         self.size = size
-        let w = size.width, h = size.height, cw = (w + 1) / 2, ch = (h + 1) / 2
-        let lumaRow = format == .yuyv || format == .uyvy ? w * 2 : w
-        let stride = max(bytesPerLine, lumaRow)
-        var planes = [Plane(sourceOffset: 0, sourceStride: stride, destinationOffset: 0, rowBytes: lumaRow, rows: h)]
-        switch format {
-        case .yuyv, .uyvy:
-            break
-        case .yuv420:
-            let chromaStride = max(stride / 2, cw)
-            planes.append(Plane(sourceOffset: stride * h, sourceStride: chromaStride,
-                                destinationOffset: w * h, rowBytes: cw, rows: ch))
-            planes.append(Plane(sourceOffset: stride * h + chromaStride * ch, sourceStride: chromaStride,
-                                destinationOffset: w * h + cw * ch, rowBytes: cw, rows: ch))
-        case .nv12:
-            planes.append(Plane(sourceOffset: stride * h, sourceStride: max(stride, cw * 2),
-                                destinationOffset: w * h, rowBytes: cw * 2, rows: ch))
+        let geometry = format.geometry.planes
+        let extents = format.planes(for: size)
+        var planes: [Plane] = []
+        var sourceOffset = 0
+        for (index, (plane, extent)) in zip(geometry, extents).enumerated() {
+            let stride = index == 0
+                ? max(bytesPerLine, extent.rowBytes)
+                : max(plane.stride(whenFirstPlaneStride: planes[0].sourceStride, first: geometry[0]), extent.rowBytes)
+            planes.append(Plane(sourceOffset: sourceOffset, sourceStride: stride, destinationOffset: extent.offset,
+                                rowBytes: extent.rowBytes, rows: extent.rows))
+            sourceOffset += stride * extent.rows
         }
         self.planes = planes
         requiredSourceBytes = planes.map { $0.rows == 0 ? $0.sourceOffset : $0.sourceOffset + $0.sourceStride * ($0.rows - 1) + $0.rowBytes }.max() ?? 0

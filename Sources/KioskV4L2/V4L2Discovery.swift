@@ -60,7 +60,8 @@ public struct CameraDescription: Sendable, Codable, Hashable {
         public var compressed: Bool
         /// Software-converted by libv4l2; listed, never chosen.
         public var emulated: Bool
-        /// Whether kioskcam can record it (YUYV, UYVY, YU12, NV12, MJPG/JPEG).
+        /// Whether kioskcam can record it (`CameraFormatNegotiation.usableFourCCs`: raw
+        /// YUV, RGB, 8-bit Bayer and greyscale layouts, and MJPG/JPEG).
         public var usable: Bool
         public var sizes: [Size]
     }

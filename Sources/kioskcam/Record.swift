@@ -40,7 +40,8 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("Frames per second.", valueName: "n"))
     var fps: Int?
 
-    @Option(help: ArgumentHelp("Pixel layout: auto, YUYV, UYVY, YU12, NV12 (a camera prefers it among equal offers).", valueName: "fourcc"))
+    @Option(help: ArgumentHelp("Pixel layout, a V4L2 fourcc: auto, or one of \(PixelFormat.allCases.map(\.rawValue).joined(separator: ", ")) "
+                               + "(a camera prefers it among equal offers; a raw file's frames are in it).", valueName: "fourcc"))
     var pixelFormat: String?
 
     @Option(help: ArgumentHelp("libavcodec H.264 encoder, e.g. libx264 or h264_v4l2m2m.", valueName: "name"))

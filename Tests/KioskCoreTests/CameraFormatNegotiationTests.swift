@@ -23,8 +23,9 @@ final class CameraFormatNegotiationTests: XCTestCase {
         }
     }
 
-    /// vivid's webcam input: the same discrete sizes and rates for every raw format, plus
-    /// formats kioskcam cannot use (listed first, as vivid lists RGB formats early).
+    /// vivid's webcam input: the same discrete sizes and rates for every raw format (RGB
+    /// and Bayer among them, listed around the YUV ones as vivid does), plus formats
+    /// kioskcam cannot use (10-bit greyscale, HSV).
     var vivid: [CameraFormatOffer] {
         let sizes = [size(320, 180), size(640, 360), size(1280, 720)]
         let rates = [25, 30, 50, 60]
@@ -35,6 +36,8 @@ final class CameraFormatNegotiationTests: XCTestCase {
             CameraFormatOffer(fourcc: "YU12", description: "Planar YUV 4:2:0", sizes: sizes, rates: rates),
             CameraFormatOffer(fourcc: "NV12", description: "Y/UV 4:2:0", sizes: sizes, rates: rates),
             CameraFormatOffer(fourcc: "BA81", description: "8-bit Bayer BGBG/GRGR", sizes: sizes, rates: rates),
+            CameraFormatOffer(fourcc: "Y10", description: "10-bit Greyscale", sizes: sizes, rates: rates),
+            CameraFormatOffer(fourcc: "HSV3", description: "24-bit HSV 8-8-8", sizes: sizes, rates: rates),
         ]
     }
 
@@ -120,8 +123,8 @@ final class CameraFormatNegotiationTests: XCTestCase {
     func testReasonSummarisesTheOffer() throws {
         let reason = try choose(vivid, request(1280, 720, 30)).reason
         // Formats with identical sizes are folded; unusable ones are named.
-        XCTAssertTrue(reason.contains("YUYV/UYVY/YU12/NV12 320x180@25/30/50/60, 640x360@25/30/50/60, 1280x720@25/30/50/60"), reason)
-        XCTAssertTrue(reason.contains("unusable: RGB3, BA81"), reason)
+        XCTAssertTrue(reason.contains("RGB3/YUYV/UYVY/YU12/NV12/BA81 320x180@25/30/50/60, 640x360@25/30/50/60, 1280x720@25/30/50/60"), reason)
+        XCTAssertTrue(reason.contains("unusable: Y10, HSV3"), reason)
     }
 
     // MARK: UVC webcam
@@ -142,7 +145,7 @@ final class CameraFormatNegotiationTests: XCTestCase {
     func testWebcamPicksPackedYUVOverMJPEGWhenBothServe() throws {
         let choice = try choose(webcam, request(640, 480, 30))
         XCTAssertEqual(choice.fourcc, "YUYV")
-        XCTAssertTrue(choice.reason.contains("YUYV is packed YUV"), choice.reason)
+        XCTAssertTrue(choice.reason.contains("YUYV is 4:2:2 YUV"), choice.reason)
     }
 
     func testWebcamSlowRequestIsServedByTheRawFormat() throws {
@@ -244,15 +247,16 @@ final class CameraFormatNegotiationTests: XCTestCase {
 
     func testOnlyUnsupportedFormatsIsAClearError() {
         let offers = [
-            CameraFormatOffer(fourcc: "RGB3", description: "24-bit RGB 8-8-8", sizes: [size(640, 480)], rates: [30]),
-            CameraFormatOffer(fourcc: "BA81", description: "8-bit Bayer BGBG/GRGR", sizes: [size(640, 480)], rates: [30]),
+            CameraFormatOffer(fourcc: "Y10", description: "10-bit Greyscale", sizes: [size(640, 480)], rates: [30]),
+            CameraFormatOffer(fourcc: "pBAA", description: "10-bit Bayer BGBG/GRGR Packed", sizes: [size(640, 480)], rates: [30]),
         ]
         XCTAssertThrowsError(try CameraFormatNegotiation.choose(from: offers, for: request(640, 480, 30))) { error in
             let text = "\(error)"
             XCTAssertTrue(text.contains("offers no pixel format kioskcam can record"), text)
-            XCTAssertTrue(text.contains("RGB3 (24-bit RGB 8-8-8) 640x480@30"), text)
-            XCTAssertTrue(text.contains("BA81 (8-bit Bayer BGBG/GRGR)"), text)
-            XCTAssertTrue(text.contains("kioskcam records YU12, NV12, YUYV, UYVY, MJPG, JPEG"), text)
+            XCTAssertTrue(text.contains("Y10 (10-bit Greyscale) 640x480@30"), text)
+            XCTAssertTrue(text.contains("pBAA (10-bit Bayer BGBG/GRGR Packed)"), text)
+            XCTAssertTrue(text.contains("kioskcam records YU12, NV12, YV12, NV21, YUYV, UYVY, NV16, NV61, VYUY, 422P, YVYU, BGR3, "), text)
+            XCTAssertTrue(text.contains(", RGBP, RGBR, MJPG, JPEG, BA81, GBRG, GRBG, RGGB, GREY"), text)
             XCTAssertTrue(text.contains("asked 640x480 @30"), text)
         }
     }
@@ -279,18 +283,102 @@ final class CameraFormatNegotiationTests: XCTestCase {
 
     // MARK: Format order
 
+    /// Every usable fourcc, offered at the same size and rate, is chosen in rule 5's order:
+    /// taking the winner away each time lists them all.
     func testFormatCostOrder() throws {
-        let all = ["JPEG", "MJPG", "UYVY", "YUYV", "NV12", "YU12"].map {
+        let all = CameraFormatNegotiation.usableFourCCs.reversed().map {
             CameraFormatOffer(fourcc: $0, sizes: [size(640, 480)], rates: [30])
         }
-        var remaining = all
+        var remaining = Array(all)
         var order: [String] = []
         while !remaining.isEmpty {
             let chosen = try choose(remaining, request(640, 480, 30)).fourcc
             order.append(chosen)
             remaining.removeAll { $0.fourcc == chosen }
         }
-        XCTAssertEqual(order, ["YU12", "NV12", "YUYV", "UYVY", "MJPG", "JPEG"])
+        XCTAssertEqual(order, [
+            "YU12", "NV12",                                             // the encoder takes them
+            "YV12", "NV21",                                             // 4:2:0, U and V swapped
+            "YUYV", "UYVY", "NV16", "NV61", "VYUY", "422P", "YVYU",    // 4:2:2
+            "BGR3", "XR24", "AR24", "XB24", "AB24", "BX24", "BA24", "RX24", "RA24", "BGR4", "RGB4", "RGB3",
+            "RGBP", "RGBR",                                             // RGB, cheapest first
+            "MJPG", "JPEG",                                             // decoded
+            "BA81", "GBRG", "GRBG", "RGGB",                             // demosaiced
+            "GREY",                                                     // no colour
+        ])
+        XCTAssertEqual(order, CameraFormatNegotiation.usableFourCCs)
+    }
+
+    func testCostRanksEveryLayout() {
+        let expected: [PixelFormat.Cost: [PixelFormat]] = [
+            .none: [.yuv420, .nv12],
+            .chromaOrder: [.yvu420, .nv21],
+            .chroma422: [.yuyv, .uyvy, .nv16, .nv61, .vyuy, .yuv422p, .yvyu],
+            .rgb: [.bgr24, .xbgr32, .abgr32, .rgbx32, .rgba32, .xrgb32, .argb32, .bgrx32, .bgra32, .bgr32, .rgb32, .rgb24,
+                   .rgb565, .rgb565x],
+            .bayer: [.sbggr8, .sgbrg8, .sgrbg8, .srggb8],
+            .greyscale: [.grey],
+        ]
+        for format in PixelFormat.allCases {
+            XCTAssertEqual(expected[format.cost]?.contains(format), true, "\(format) costs \(format.cost)")
+            XCTAssertEqual(CameraDelivery.raw(format).costRank, format.cost.rawValue)
+        }
+        XCTAssertEqual(expected.values.map(\.count).reduce(0, +), PixelFormat.allCases.count)
+        XCTAssertEqual(CameraDelivery.mjpeg.cost, .jpeg)
+        XCTAssertEqual(PixelFormat.Cost.allCases, [.none, .chromaOrder, .chroma422, .rgb, .jpeg, .bayer, .greyscale])
+    }
+
+    /// The reason names each cost class in its own words when that is what decided.
+    func testReasonNamesTheCostOfEachClass() throws {
+        let cases: [(winner: String, loser: String, phrase: String)] = [
+            ("NV12", "NV21", "NV12 needs no conversion"),
+            ("YV12", "YUYV", "YV12 is 4:2:0 with its chroma in the other order"),
+            ("NV21", "NV16", "NV21 is 4:2:0 with its chroma in the other order"),
+            ("NV16", "XR24", "NV16 is 4:2:2 YUV (chroma halved vertically"),
+            ("422P", "RGB3", "422P is 4:2:2 YUV"),
+            ("RGB3", "MJPG", "RGB3 is RGB (a colour-space conversion"),
+            ("RGBP", "BA81", "RGBP is RGB"),
+            ("MJPG", "RGGB", "MJPG is JPEG (decoded on the CPU"),
+            ("GBRG", "GREY", "GBRG is Bayer (demosaiced on the CPU"),
+        ]
+        for (winner, loser, phrase) in cases {
+            let offers = [loser, winner].map { CameraFormatOffer(fourcc: $0, sizes: [size(640, 480)], rates: [30]) }
+            let choice = try choose(offers, request(640, 480, 30))
+            XCTAssertEqual(choice.fourcc, winner)
+            XCTAssertTrue(choice.reason.contains(phrase), choice.reason)
+        }
+        let grey = try choose([CameraFormatOffer(fourcc: "GREY", sizes: [size(640, 480)], rates: [30])], request(640, 480, 30))
+        XCTAssertEqual(grey.output.pixelFormat, .grey)
+        XCTAssertTrue(grey.reason.contains("GREY is the only usable format"), grey.reason)
+        XCTAssertEqual(PixelFormat.Cost.greyscale.phrase, "is greyscale (no colour)")
+    }
+
+    /// A camera that offers only layouts kioskcam used to refuse can record.
+    func testCamerasWithoutYUVRecord() throws {
+        let rgbOnly = [CameraFormatOffer(fourcc: "RGB3", description: "24-bit RGB 8-8-8", sizes: [size(640, 480)], rates: [30]),
+                       CameraFormatOffer(fourcc: "BGR3", description: "24-bit BGR 8-8-8", sizes: [size(640, 480)], rates: [30])]
+        let rgb = try choose(rgbOnly, request(640, 480, 30))
+        XCTAssertEqual(rgb.delivery, .raw(.bgr24))
+        XCTAssertEqual(rgb.output, VideoFormat(size: size(640, 480), pixelFormat: .bgr24, framesPerSecond: 30))
+        XCTAssertEqual(try choose(rgbOnly, request(640, 480, 30, prefer: "RGB3")).delivery, .raw(.rgb24))
+        let bayer = try choose([CameraFormatOffer(fourcc: "RGGB", sizes: [size(1920, 1080)], rates: [30])], request(1280, 720, 30))
+        XCTAssertEqual(bayer.output, VideoFormat(size: size(1920, 1080), pixelFormat: .srggb8, framesPerSecond: 30))
+    }
+
+    /// Rules 1–3 still come before the layout: NV21 at 30 fps beats YU12 at 15.
+    func testRateAndSizeComeBeforeTheLayout() throws {
+        let offers = [
+            CameraFormatOffer(fourcc: "YU12", sizes: [.size(1280, 720, fps: [15])]),
+            CameraFormatOffer(fourcc: "NV21", sizes: [.size(1280, 720, fps: [30])]),
+            CameraFormatOffer(fourcc: "GREY", sizes: [.size(1280, 720, fps: [30]), .size(640, 480, fps: [30])]),
+            CameraFormatOffer(fourcc: "BA81", sizes: [.size(640, 480, fps: [30])]),
+        ]
+        XCTAssertEqual(try choose(offers, request(1280, 720, 30)).fourcc, "NV21")
+        XCTAssertEqual(try choose(offers, request(1280, 720, 15)).fourcc, "YU12")
+        // At 640x480 only GREY and Bayer serve: Bayer, which has colour.
+        XCTAssertEqual(try choose(offers, request(640, 480, 30)).fourcc, "BA81")
+        // The preferred layout wins among equals, even greyscale.
+        XCTAssertEqual(try choose(offers, request(640, 480, 30, prefer: "GREY")).fourcc, "GREY")
     }
 
     func testFourCCMapping() {
@@ -301,9 +389,17 @@ final class CameraFormatNegotiationTests: XCTestCase {
         XCTAssertEqual(CameraDelivery(fourcc: "MJPG"), .mjpeg)
         XCTAssertEqual(CameraDelivery(fourcc: "JPEG"), .mjpeg)
         XCTAssertEqual(CameraDelivery.mjpeg.pixelFormat, .yuv420)
-        XCTAssertNil(CameraDelivery(fourcc: "RGB3"))
-        XCTAssertNil(CameraDelivery(fourcc: "NV21"))
+        XCTAssertEqual(CameraDelivery(fourcc: "RGB3"), .raw(.rgb24))
+        XCTAssertEqual(CameraDelivery(fourcc: "NV21"), .raw(.nv21))
+        XCTAssertEqual(CameraDelivery(fourcc: "AR24"), .raw(.abgr32))
+        XCTAssertEqual(CameraDelivery(fourcc: "BA81"), .raw(.sbggr8))
+        XCTAssertEqual(CameraDelivery(fourcc: "mjpg"), .mjpeg)
         XCTAssertNil(CameraDelivery(fourcc: "H264"))
+        XCTAssertNil(CameraDelivery(fourcc: "Y10"))
+        XCTAssertNil(CameraDelivery(fourcc: "pBAA"))
+        XCTAssertNil(CameraDelivery(fourcc: "NV24"))
+        // Raw codes are case-sensitive in V4L2.
+        XCTAssertNil(CameraDelivery(fourcc: "nv21"))
         // Every PixelFormat is reachable from its own fourcc.
         for format in PixelFormat.allCases { XCTAssertEqual(CameraDelivery(fourcc: format.rawValue), .raw(format)) }
         XCTAssertEqual(CameraFormatRequest(VideoFormat(size: size(320, 240), pixelFormat: .nv12, framesPerSecond: 25)),

@@ -59,13 +59,46 @@ final class FramePackingTests: XCTestCase {
     func testTightFramesAreOneCopy() throws {
         for format in PixelFormat.allCases {
             let size = FrameSize(width: 16, height: 8)
-            let rowBytes = format == .yuyv || format == .uyvy ? 32 : 16
+            let rowBytes = format.planes(for: size)[0].rowBytes
             for bytesPerLine in [0, rowBytes] {
                 let packing = FramePacking(format: format, size: size, bytesPerLine: bytesPerLine)
                 XCTAssertTrue(packing.isTight, "\(format) bytesPerLine \(bytesPerLine)")
                 XCTAssertEqual(packing.requiredSourceBytes, format.frameByteCount(size), "\(format)")
                 let source = (0..<format.frameByteCount(size)).map { UInt8($0 % 251) }
                 XCTAssertEqual(packed(packing, source), source)
+            }
+        }
+    }
+
+    /// Every layout from a padded single-planar V4L2 buffer, laid out here by the kernel's
+    /// rule written out per layout (not by `FramePacking`'s own arithmetic): the padding is
+    /// dropped and every pixel byte lands where `PixelFormat.planes(for:)` says.
+    func testEveryLayoutFromPaddedRows() throws {
+        for format in PixelFormat.allCases {
+            for size in [FrameSize(width: 16, height: 8), FrameSize(width: 10, height: 6)] {
+                let extents = format.planes(for: size)
+                let bytesPerLine = extents[0].rowBytes + 24
+                let chromaStride: Int
+                switch format {
+                case .yuv420, .yvu420, .yuv422p: chromaStride = bytesPerLine / 2
+                case .nv12, .nv21, .nv16, .nv61: chromaStride = bytesPerLine
+                default: chromaStride = 0  // one plane only
+                }
+                var source: [UInt8] = []
+                var expected: [UInt8] = []
+                for (index, extent) in extents.enumerated() {
+                    let stride = index == 0 ? bytesPerLine : chromaStride
+                    for row in 0..<extent.rows {
+                        let pixels = (0..<extent.rowBytes).map { UInt8((index * 71 + row * 13 + $0) % 0xE0) }
+                        source += pixels + [UInt8](repeating: 0xEE, count: stride - extent.rowBytes)
+                        expected += pixels
+                    }
+                }
+                let packing = FramePacking(format: format, size: size, bytesPerLine: bytesPerLine)
+                XCTAssertFalse(packing.isTight, "\(format)")
+                XCTAssertLessThanOrEqual(packing.requiredSourceBytes, source.count, "\(format) \(size)")
+                XCTAssertEqual(packed(packing, source), expected, "\(format) \(size)")
+                XCTAssertEqual(expected.count, format.frameByteCount(size), "\(format) \(size)")
             }
         }
     }

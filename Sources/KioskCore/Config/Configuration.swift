@@ -72,7 +72,8 @@ public struct Configuration: Sendable, Equatable {
         /// The layout asked for: for a V4L2 camera it wins among equally good offers;
         /// nil ("auto") lets the camera pick the cheapest (YU12/NV12 need no conversion).
         public var pixelFormat: PixelFormat?
-        /// What the test pattern and raw files deliver: the chosen layout, else YUYV.
+        /// What raw files deliver and the test pattern is asked to draw (it draws YUYV for
+        /// layouts it does not draw): the chosen layout, else YUYV.
         public var builtInPixelFormat: PixelFormat { pixelFormat ?? .yuyv }
         /// Seconds without a frame before the camera counts as lost.
         public var lostAfterSeconds: Double = 5

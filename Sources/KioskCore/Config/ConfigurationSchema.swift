@@ -107,7 +107,12 @@ extension Configuration {
                 return true
             },
             .integer("camera.fps", 1...120) { c, v in c.camera.framesPerSecond = v },
-            .string("camera.pixel_format", allowed: "\"auto\", \"YUYV\", \"UYVY\", \"YU12\" or \"NV12\"") { c, text in
+            // Every raw layout kioskcam records, in the negotiation's order. MJPEG is not a
+            // choice here: the test pattern and raw files cannot deliver it, and a camera's
+            // MJPEG is taken by itself when it serves the size and rate best.
+            .string("camera.pixel_format", allowed: "\"auto\" or a raw camera layout: "
+                    + CameraFormatNegotiation.usableFourCCs.compactMap { PixelFormat(rawValue: $0).map { "\"\($0.rawValue)\"" } }
+                        .joined(separator: ", ")) { c, text in
                 if text == "auto" { c.camera.pixelFormat = nil; return true }
                 guard let format = PixelFormat(rawValue: text) else { return false }
                 c.camera.pixelFormat = format

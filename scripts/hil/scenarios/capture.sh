@@ -118,6 +118,107 @@ for fourcc in YUYV NV12 YU12; do
     fi
 done
 
+# --- the other raw layouts: kioskcam converts them itself -------------------------------
+# vivid offers every raw layout kioskcam records; probe must say so. One of each way in:
+# NV21 (libx264 takes it), YV12 and VYUY (U and V exchanged by plane pointers), YVYU
+# (libswscale), NV16 (read as NV12, every other chroma row), RGB3 and XR24 (a colour-space
+# conversion), GREY (full-range luma), BA81 (demosaiced). Each must be what the driver
+# set, H.264 of the right size and length, and show vivid's colour bars as YU12 does (a
+# misread layout or swapped U and V would not). Silent and 2 s each: under TCG every
+# process start costs seconds, so each recording is looked at by one ffmpeg and one python.
+LAYOUTS="NV21 YV12 YVYU VYUY NV16 RGB3 XR24 GREY BA81"
+[[ -s $WORK/probe.json ]] || "$KIOSKCAM" probe --json >"$WORK/probe.json" 2>/dev/null
+if python3 - "$WORK/probe.json" <<'EOF'
+import json, sys
+formats = [f for c in json.load(open(sys.argv[1]))["cameras"] if c["driver"] == "vivid" for f in c["formats"]]
+usable = {f["fourcc"] for f in formats if f["usable"]}
+wanted = set("YU12 NV12 YV12 NV21 YUYV UYVY NV16 NV61 VYUY 422P YVYU BGR3 XR24 AR24 XB24 AB24 BX24 BA24 RX24 RA24 "
+             "BGR4 RGB4 RGB3 RGBP RGBR BA81 GBRG GRBG RGGB GREY".split())
+assert wanted <= usable, "not marked usable: %s" % sorted(wanted - usable)
+EOF
+then hil_pass "probe marks all 30 of vivid's raw layouts kioskcam records as usable"
+else hil_fail "probe marks vivid's raw layouts usable" "see $WORK/probe.json"
+fi
+# record_layout FOURCC: records 2 s, decodes every picture to $WORK/layout-FOURCC.yuv and
+# prints "CODEC WIDTHxHEIGHT SECONDS FRAMES"; the negotiation is in record-layout-FOURCC.log.
+record_layout() {
+    local file
+    file=$("$KIOSKCAM" record --config "$WORK/kioskcam.toml" --camera /dev/video0 --pixel-format "$1" --size "$SIZE" \
+        --fps 30 --mic none --duration 2s --root "$WORK/media-layout-$1" 2>"$WORK/record-layout-$1.log") || return 1
+    ffmpeg -nostdin -hide_banner -i "$file" -map 0:v -pix_fmt yuv420p -f rawvideo -y "$WORK/layout-$1.yuv" 2>"$WORK/decode-$1.log" \
+        || return 1
+    python3 -c '
+import re, sys
+log, raw, w, h = open(sys.argv[1]).read(), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+codec = re.search(r"Video: (\w+)", log)
+size = re.search(r"Video: .*?, (\d+x\d+)", log)
+hours, minutes, seconds = re.search(r"Duration: (\d+):(\d+):([\d.]+)", log).groups()
+frames = len(open(raw, "rb").read()) // (w * h * 3 // 2)
+print(codec.group(1) if codec else "?", size.group(1) if size else "?",
+      int(hours) * 3600 + int(minutes) * 60 + float(seconds), frames)' \
+        "$WORK/decode-$1.log" "$WORK/layout-$1.yuv" "${SIZE%x*}" "${SIZE#*x}"
+}
+# bars_differ FOURCC: mean |dY dU dV| between the middle pictures of YU12's and FOURCC's
+# recordings over the bottom third (vivid's bars; its text is on top), then FOURCC's
+# darkest and brightest Y there (1st, 99th percentile) and its larger mean |U-128|, |V-128|.
+bars_differ() {
+    python3 -c '
+import sys
+w, h = int(sys.argv[3]), int(sys.argv[4])
+size, luma, cw, ch = w * h * 3 // 2, w * h, w // 2, h // 2
+def middle(path):
+    data = open(path, "rb").read()
+    n = len(data) // size
+    return data[(n // 2) * size:(n // 2 + 1) * size]
+a, b = middle(sys.argv[1]), middle(sys.argv[2])
+def mean(offset, stride, rows):
+    d = [abs(a[offset + r * stride + x] - b[offset + r * stride + x]) for r in rows for x in range(stride)]
+    return sum(d) / len(d)
+bars = sorted(b[(h * 2 // 3) * w:luma])  # its 1st and 99th percentiles: no H.264 ringing
+u, v = b[luma + (ch * 2 // 3) * cw:luma + ch * cw], b[luma + ch * cw + (ch * 2 // 3) * cw:]
+tint = max(abs(sum(u) / len(u) - 128), abs(sum(v) / len(v) - 128))
+print("%.1f %.1f %.1f %d %d %.1f" % (mean(0, w, range(h * 2 // 3, h)), mean(luma, cw, range(ch * 2 // 3, ch)),
+                                     mean(luma + cw * ch, cw, range(ch * 2 // 3, ch)), bars[len(bars) // 100],
+                                     bars[-len(bars) // 100], tint))' \
+        "$WORK/layout-YU12.yuv" "$WORK/layout-$1.yuv" "${SIZE%x*}" "${SIZE#*x}"
+}
+if record_layout YU12 >/dev/null; then
+    for fourcc in $LAYOUTS; do
+        log=$WORK/record-layout-$fourcc.log
+        # Here-strings, not process substitution: the guest has no /dev/fd.
+        if ! read -r codec size duration frames <<<"$(record_layout "$fourcc")"; then
+            hil_fail "record $fourcc" "$(tail -n 2 "$log" "$WORK/decode-$fourcc.log" 2>/dev/null | tr '\n' ' ')"
+            continue
+        fi
+        chose=$(grep -o "chose [0-9x]* [A-Z0-9]* @[0-9.]*" "$log" | head -n 1)
+        if [[ $chose != "chose $SIZE $fourcc @"* ]] || grep -q "the driver set" "$log"; then
+            hil_fail "record $fourcc: vivid delivers $fourcc" "${chose:-no negotiation line}; $(grep -o 'the driver set[^;]*' "$log" | head -n 1)"
+        elif [[ $codec == h264 && $size == "$SIZE" ]] && python3 -c "import sys; sys.exit(0 if abs($duration - 2.0) <= 0.2 else 1)"; then
+            hil_pass "record $fourcc: H.264 $size, $duration s ($frames frames)"
+        else
+            hil_fail "record $fourcc: H.264 $SIZE of 2 s" "codec $codec, $size, $duration s, $frames frames"
+        fi
+        read -r dy du dv darkest brightest tint <<<"$(bars_differ "$fourcc")"
+        if [[ $fourcc == GREY ]]; then
+            # No colour to compare, and vivid weighs its grey by BT.709 (its YU12 by BT.601):
+            # check the range instead — full-range black 0 and 75 % white 189 land on Y 16
+            # and 178 in the recording, with neutral chroma.
+            if python3 -c "import sys; sys.exit(0 if 12 <= ${darkest:-0} <= 22 and 168 <= ${brightest:-0} <= 192 and ${tint:-99} <= 2 else 1)"; then
+                hil_pass "record GREY: vivid's bars from black to 75 % white as Y $darkest…$brightest, no tint"
+            else
+                hil_fail "record GREY: vivid's bars as Y 16…178 without tint" "Y ${darkest:-?}…${brightest:-?}, tint ${tint:-?}"
+            fi
+        elif python3 -c "import sys; sys.exit(0 if ${dy:-99} <= 8 and ${du:-99} <= 8 and ${dv:-99} <= 8 else 1)"; then
+            hil_pass "record $fourcc: vivid's colour bars as in YU12 (mean |dY dU dV| $dy $du $dv)"
+        else
+            hil_fail "record $fourcc: vivid's colour bars as in YU12" "mean |dY dU dV| ${dy:-?} ${du:-?} ${dv:-?}"
+        fi
+    done
+else
+    hil_fail "record YU12 (the reference for the other layouts)" \
+        "$(tail -n 2 "$WORK/record-layout-YU12.log" "$WORK/decode-YU12.log" 2>/dev/null | tr '\n' ' ')"
+fi
+
 # --- unplug and replug ------------------------------------------------------------------
 root=$WORK/media-unplug
 log=$WORK/record-unplug.log
