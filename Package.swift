@@ -110,6 +110,13 @@ let package = Package(
             ]
         ),
 
+        /// Fuzz targets, one per parser of outside data (README, "Fuzzing"). Built by
+        /// scripts/fuzz (-DFUZZING, -sanitize=fuzzer,address) each is a libFuzzer entry
+        /// point; a plain build makes each a runner that replays its corpus once.
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Support"),
+        .executableTarget(name: "FuzzTOML", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTOML"),
+
         /// ffprobe, temp folders and the built binary, shared by the test targets.
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
