@@ -116,6 +116,7 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Support"),
         .executableTarget(name: "FuzzTOML", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTOML"),
+        .executableTarget(name: "FuzzControlRequest", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzControlRequest"),
 
         /// ffprobe, temp folders and the built binary, shared by the test targets.
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
