@@ -117,6 +117,7 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Support"),
         .executableTarget(name: "FuzzTOML", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTOML"),
         .executableTarget(name: "FuzzControlRequest", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzControlRequest"),
+        .executableTarget(name: "FuzzTouchDecoder", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTouchDecoder"),
 
         /// ffprobe, temp folders and the built binary, shared by the test targets.
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
