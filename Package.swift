@@ -120,6 +120,11 @@ let package = Package(
         .executableTarget(name: "FuzzTouchDecoder", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTouchDecoder"),
         .executableTarget(name: "FuzzLibraryIndex", dependencies: ["KioskCore", "KioskRecording", "FuzzSupport"],
                           path: "Fuzz/FuzzLibraryIndex"),
+        .executableTarget(
+            name: "FuzzSalvage",
+            dependencies: ["KioskCore", "KioskMedia", "KioskRecording", "CAVUtil", "FuzzSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Fuzz/FuzzSalvage"
+        ),
 
         /// ffprobe, temp folders and the built binary, shared by the test targets.
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
