@@ -34,6 +34,7 @@ public enum FragmentedMP4Scan {
             guard header.count >= 8 else { break }
             let remaining = fileSize - offset
             var size = Int64(bigEndian32(header, 0))
+            var headerLength: Int64 = 8
             let type = String(decoding: header[4..<8], as: UTF8.self)
             if size == 1 {
                 guard header.count >= 16 else { break }
@@ -41,10 +42,12 @@ public enum FragmentedMP4Scan {
                 let large = UInt64(bigEndian32(header, 8)) << 32 | UInt64(bigEndian32(header, 12))
                 guard large <= UInt64(remaining) else { break }
                 size = Int64(large)
+                headerLength = 16
             } else if size == 0 {
                 size = remaining  // "to end of file": only whole if nothing follows
             }
-            guard size >= 8, size <= remaining else { break }
+            // A box holds at least its own header (16 bytes with a 64-bit size).
+            guard size >= headerLength, size <= remaining else { break }
             let end = offset + size  // cannot overflow: size <= fileSize - offset
             switch type {
             case "moov":

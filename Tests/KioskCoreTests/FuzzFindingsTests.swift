@@ -1,4 +1,4 @@
-import KioskCore
+@testable import KioskCore
 import XCTest
 
 /// Inputs the fuzz targets in `Fuzz/` found (scripts/fuzz), each cut down to what makes
@@ -28,5 +28,31 @@ final class FuzzFindingsTests: XCTestCase {
             event(EvdevCode.EV_SYN, EvdevCode.SYN_REPORT, 0, ms: 10),
         ])
         XCTAssertEqual(moved, [ContactChange(phase: .move, slot: 0, x: 0, y: Int32.max, time: MonotonicInstant(nanoseconds: 10_000_000))])
+    }
+
+    // MARK: FragmentedMP4Scan (FuzzSalvage)
+
+    private func scan(_ bytes: [UInt8]) -> FragmentedMP4Scan.Result {
+        FragmentedMP4Scan.scan(fileSize: Int64(bytes.count)) { offset, count in
+            guard offset >= 0, offset < Int64(bytes.count) else { return [] }
+            return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
+        }
+    }
+
+    private func box(_ type: String, payload: Int) -> [UInt8] {
+        withUnsafeBytes(of: UInt32(8 + payload).bigEndian, Array.init) + Array(type.utf8) + [UInt8](repeating: 0, count: payload)
+    }
+
+    /// A box with a 64-bit size has a 16-byte header, so it cannot be 8 to 15 bytes long.
+    /// Such a box was kept, and the kept part, scanned again, lost it: the cut depended on
+    /// the bytes after it (salvage cutting twice cut twice).
+    func testABoxWithA64BitSizeSmallerThanItsHeaderEndsTheScan() {
+        let whole = box("ftyp", payload: 12) + box("moov", payload: 40) + box("moof", payload: 16) + box("mdat", payload: 100)
+        for size in UInt64(8)...15 {
+            let bytes = whole + [0, 0, 0, 1] + Array("free".utf8) + withUnsafeBytes(of: size.bigEndian, Array.init)
+            let result = scan(bytes)
+            XCTAssertEqual(result, .init(playableLength: Int64(whole.count), fragments: 1, hasHeader: true), "size \(size)")
+            XCTAssertEqual(scan(Array(bytes.prefix(Int(result.playableLength)))), result, "size \(size): scanning the kept part")
+        }
     }
 }
