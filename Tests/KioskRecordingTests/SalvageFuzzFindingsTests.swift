@@ -57,4 +57,61 @@ final class SalvageFuzzFindingsTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: layout.incomingDirectory), [],
                        "nothing left to try again, no attempt counter")
     }
+
+    /// Offsets of every `type` box in the file, in order.
+    private func boxOffsets(_ type: String, in bytes: [UInt8]) -> [Int] {
+        let name = Array(type.utf8)
+        return (4...(bytes.count - 4)).filter { Array(bytes[$0..<($0 + 4)]) == name }.map { $0 - 4 }
+    }
+
+    /// Sets a `trun` to "no per-sample fields" and `samples` samples.
+    private func claimSamples(_ samples: UInt32, trunAt offset: Int, in bytes: inout [UInt8]) {
+        bytes.replaceSubrange((offset + 8)..<(offset + 16), with: [0, 0, 0, 0] + withUnsafeBytes(of: samples.bigEndian, Array.init))
+    }
+
+    /// A fragment whose `trun` claims 16.9 million samples in a few kilobytes: libavformat
+    /// allocated an index entry for each before reading one (600 MB for a 3 KB file,
+    /// the OOM killer on a 1 GB board at every start). The scan now ends before such a
+    /// fragment, so libavformat never reads it: what came before is recovered.
+    func testAFragmentClaimingMillionsOfSamplesIsCutOffWithoutTheMemory() throws {
+        let folder = TemporaryDirectory()
+        let layout = LibraryLayout(root: folder.path + "/media")
+        let files = LibraryFiles(layout: layout)
+        try files.prepare()
+        let temp = layout.incomingPath(.video, time)
+        try writeInterruptedRecording(temp, frames: 90)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: temp)))
+        let moofs = boxOffsets("moof", in: bytes)
+        XCTAssertGreaterThanOrEqual(moofs.count, 2)
+        claimSamples(16_908_296, trunAt: try XCTUnwrap(boxOffsets("trun", in: bytes).first { $0 > moofs[1] }), in: &bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: temp))
+
+        let results = IncomingSalvage(files: files, logger: Logger(label: "test")).salvageAll()
+        guard case .recovered(let path, let seconds)? = results.first?.outcome, results.count == 1 else {
+            return XCTFail("\(results)")
+        }
+        XCTAssertEqual(seconds, 1, accuracy: 0.05, "the first fragment, one second")
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, moofs[1], "cut before the damage")
+    }
+
+    /// The same damage in the only fragment: the file held media, so it is kept in
+    /// quarantine for a person, not discarded as if it had never held any.
+    func testADamagedOnlyFragmentIsQuarantinedNotDiscarded() throws {
+        let folder = TemporaryDirectory()
+        let layout = LibraryLayout(root: folder.path + "/media")
+        let files = LibraryFiles(layout: layout)
+        try files.prepare()
+        let temp = layout.incomingPath(.video, time)
+        try writeInterruptedRecording(temp, frames: 45)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: temp)))
+        claimSamples(16_908_296, trunAt: try XCTUnwrap(boxOffsets("trun", in: bytes).first), in: &bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: temp))
+
+        let results = IncomingSalvage(files: files, logger: Logger(label: "test")).salvageAll()
+        guard case .quarantined(let path, let reason)? = results.first?.outcome, results.count == 1 else {
+            return XCTFail("\(results)")
+        }
+        XCTAssertTrue(reason.contains("damaged"), reason)
+        XCTAssertEqual(FileManager.default.contents(atPath: path).map { [UInt8]($0) }, bytes, "kept whole")
+    }
 }
