@@ -146,18 +146,23 @@ public enum MediaSalvage {
 }
 
 extension MediaSalvage {
-    /// `check` for the muxer of a re-mux. The muxer answers EINVAL when it refuses what the
-    /// damaged file holds (a stream without codec set-up, timestamps that run backwards):
-    /// no retry changes that, so it is `invalidInput`, like media that cannot be read.
-    /// Every other error (a full disk, a write error) keeps its code and may pass.
+    /// `check` for the muxer of a re-mux. What the storage or the machine says (a full disk,
+    /// a write error, no memory, the card gone) may pass and keeps its code. Any other
+    /// refusal of the muxer is about what the damaged file holds (EINVAL for a stream
+    /// without codec set-up or timestamps that run backwards, INVALIDDATA for a malformed
+    /// packet): no retry changes it, so it is `invalidInput`, like media that cannot be read.
     static func checkMuxing(_ result: Int32, _ code: MediaError.Code, _ operation: String,
                             input: String, output: String) throws(MediaError) {
-        if result == kc_averror(EINVAL) {
+        guard result < 0 else { return }
+        guard passingErrors.contains(result) else {
             throw MediaError(.invalidInput, operation: operation, path: input, averror: result,
                              detail: "the muxer refuses what the file holds (\(MediaError.describe(result)))")
         }
         try check(result, code, operation, path: output)
     }
+
+    /// Errors of writing a file that say nothing about what is written.
+    static let passingErrors = Set([ENOSPC, EDQUOT, EIO, EROFS, EFBIG, ENOMEM, EINTR, EAGAIN, ENODEV, ENXIO].map(kc_averror))
 }
 
 /// Decodes the first frame of a file's main stream (video if there is one, else sound),
