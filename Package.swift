@@ -110,6 +110,22 @@ let package = Package(
             ]
         ),
 
+        /// Fuzz targets, one per parser of outside data (README, "Fuzzing"). Built by
+        /// scripts/fuzz (-DFUZZING, -sanitize=fuzzer,address) each is a libFuzzer entry
+        /// point; a plain build makes each a runner that replays its corpus once.
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Support"),
+        .executableTarget(name: "FuzzTOML", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTOML"),
+        .executableTarget(name: "FuzzControlRequest", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzControlRequest"),
+        .executableTarget(name: "FuzzTouchDecoder", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTouchDecoder"),
+        .executableTarget(name: "FuzzLibraryIndex", dependencies: ["KioskCore", "KioskRecording", "FuzzSupport"],
+                          path: "Fuzz/FuzzLibraryIndex"),
+        .executableTarget(
+            name: "FuzzSalvage",
+            dependencies: ["KioskCore", "KioskMedia", "KioskRecording", "CAVUtil", "FuzzSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Fuzz/FuzzSalvage"
+        ),
+
         /// ffprobe, temp folders and the built binary, shared by the test targets.
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),

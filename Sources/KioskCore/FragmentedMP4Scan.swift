@@ -7,7 +7,9 @@
 ///
 /// Every number comes from a file a crash (or anyone) may have torn, so no box size is
 /// added to an offset before it is known to fit: a corrupt size ends the scan, it never
-/// traps.
+/// traps. A fragment that claims more samples than its `mdat` has bytes ends it too:
+/// libavformat allocates memory for every sample claimed before reading one, so such a
+/// count, left in the file, could make salvage take gigabytes.
 public enum FragmentedMP4Scan {
     public struct Result: Sendable, Equatable {
         /// Bytes to keep.
@@ -16,6 +18,10 @@ public enum FragmentedMP4Scan {
         public var fragments: Int
         /// Whether the header (`moov`) is there at all.
         public var hasHeader: Bool
+        /// The scan ended at a fragment that claims more samples than it holds bytes (or
+        /// whose header is far larger than kioskcam writes): damage, not a torn end (a tear
+        /// leaves a fragment whole or short, never wrong).
+        public var endsAtDamagedFragment = false
     }
 
     /// Walks the top-level boxes.
@@ -28,12 +34,15 @@ public enum FragmentedMP4Scan {
         var fragments = 0
         var hasHeader = false
         var openFragment = false
+        var claimedSamples: UInt64 = 0
+        var damaged = false
         guard fileSize > 0 else { return Result(playableLength: 0, fragments: 0, hasHeader: false) }
-        while fileSize - offset >= 8 {
+        boxes: while fileSize - offset >= 8 {
             let header = read(offset, 16)
             guard header.count >= 8 else { break }
             let remaining = fileSize - offset
             var size = Int64(bigEndian32(header, 0))
+            var headerLength: Int64 = 8
             let type = String(decoding: header[4..<8], as: UTF8.self)
             if size == 1 {
                 guard header.count >= 16 else { break }
@@ -41,30 +50,82 @@ public enum FragmentedMP4Scan {
                 let large = UInt64(bigEndian32(header, 8)) << 32 | UInt64(bigEndian32(header, 12))
                 guard large <= UInt64(remaining) else { break }
                 size = Int64(large)
+                headerLength = 16
             } else if size == 0 {
                 size = remaining  // "to end of file": only whole if nothing follows
             }
-            guard size >= 8, size <= remaining else { break }
+            // A box holds at least its own header (16 bytes with a 64-bit size).
+            guard size >= headerLength, size <= remaining else { break }
             let end = offset + size  // cannot overflow: size <= fileSize - offset
             switch type {
             case "moov":
                 hasHeader = true
                 keep = end
             case "moof":
+                let bodyLength = size - headerLength
+                guard bodyLength <= largestFragmentHeader else { damaged = true; break boxes }
+                let body = read(offset + headerLength, Int(bodyLength))
+                guard body.count == Int(bodyLength) else { break boxes }
+                // No more samples than bytes left: checked here, the sum cannot overflow.
+                claimedSamples += sampleCount(inside: body[...])
+                guard claimedSamples <= UInt64(remaining) else { damaged = true; break boxes }
                 openFragment = true
             case "mdat":
-                if openFragment { fragments += 1 }
+                if openFragment {
+                    // Every sample takes at least one byte of the fragment's data.
+                    guard claimedSamples <= UInt64(size - headerLength) else { damaged = true; break boxes }
+                    fragments += 1
+                }
                 openFragment = false
+                claimedSamples = 0
                 if hasHeader { keep = end }
             default:
                 if !openFragment { keep = end }
             }
             offset = end
         }
-        return Result(playableLength: hasHeader ? keep : 0, fragments: fragments, hasHeader: hasHeader)
+        return Result(playableLength: hasHeader ? keep : 0, fragments: fragments, hasHeader: hasHeader,
+                      endsAtDamagedFragment: damaged)
     }
 
-    private static func bigEndian32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+    /// A `moof` describes about a second of media in a few hundred bytes; one larger than
+    /// this is not a fragment header kioskcam wrote.
+    static let largestFragmentHeader: Int64 = 1 << 20
+
+    /// The samples every `trun` inside `boxes` (a `moof`'s body, or a `traf`'s) claims.
+    /// Boxes are walked as libavformat walks them, a child running past its parent cut to
+    /// fit and nesting at most 10 deep, so that no count libavformat acts on is missed.
+    static func sampleCount(inside boxes: ArraySlice<UInt8>, depth: Int = 0) -> UInt64 {
+        guard depth <= 10 else { return 0 }
+        var total: UInt64 = 0
+        var at = boxes.startIndex
+        while boxes.endIndex - at >= 8 {
+            let left = boxes.endIndex - at
+            var size = Int(bigEndian32(boxes, at))
+            var headerLength = 8
+            if size == 1 {
+                guard left >= 16 else { break }
+                let large = UInt64(bigEndian32(boxes, at + 8)) << 32 | UInt64(bigEndian32(boxes, at + 12))
+                size = large > UInt64(left) ? left : Int(large)
+                headerLength = 16
+            } else if size == 0 {
+                size = left
+            }
+            guard size >= headerLength else { break }
+            size = min(size, left)
+            let body = boxes[(at + headerLength)..<(at + size)]
+            switch String(decoding: boxes[(at + 4)..<(at + 8)], as: UTF8.self) {
+            case "traf": total += sampleCount(inside: body, depth: depth + 1)
+            case "trun" where body.count >= 8: total += UInt64(bigEndian32(body, body.startIndex + 4))
+            default: break
+            }
+            at += size
+        }
+        return total
+    }
+
+    private static func bigEndian32<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, _ at: Int) -> UInt32
+        where Bytes.Index == Int {
         UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
     }
 }

@@ -108,7 +108,7 @@ public enum MediaSalvage {
         }
         av_dict_copy(&destination.pointee.metadata, source.pointee.metadata, 0)
         try check(avio_open(&destination.pointee.pb, output, kc_avio_flag_write()), .io, "salvage: create file", path: output)
-        try check(avformat_write_header(destination, nil), .muxer, "salvage: write header", path: output)
+        try checkMuxing(avformat_write_header(destination, nil), .muxer, "salvage: write header", input: input, output: output)
         wroteHeader = true
 
         var report = SalvageReport(packets: 0, videoPackets: 0, seconds: 0)
@@ -133,16 +133,36 @@ public enum MediaSalvage {
             av_packet_rescale_ts(packet, inStream.pointee.time_base, outStream.pointee.time_base)
             packet.pointee.stream_index = streamMap[index]
             packet.pointee.pos = -1
-            try check(av_interleaved_write_frame(destination, packet), .io, "salvage: write packet", path: output)
+            try checkMuxing(av_interleaved_write_frame(destination, packet), .io, "salvage: write packet", input: input, output: output)
             report.packets += 1
         }
-        try check(av_write_trailer(destination), .io, "salvage: write trailer", path: output)
+        try checkMuxing(av_write_trailer(destination), .io, "salvage: write trailer", input: input, output: output)
         if report.packets == 0 {
             wroteHeader = false
             throw MediaError(.invalidInput, operation: "salvage", path: input, detail: "the file holds no complete media fragment")
         }
         return report
     }
+}
+
+extension MediaSalvage {
+    /// `check` for the muxer of a re-mux. What the storage or the machine says (a full disk,
+    /// a write error, no memory, the card gone) may pass and keeps its code. Any other
+    /// refusal of the muxer is about what the damaged file holds (EINVAL for a stream
+    /// without codec set-up or timestamps that run backwards, INVALIDDATA for a malformed
+    /// packet): no retry changes it, so it is `invalidInput`, like media that cannot be read.
+    static func checkMuxing(_ result: Int32, _ code: MediaError.Code, _ operation: String,
+                            input: String, output: String) throws(MediaError) {
+        guard result < 0 else { return }
+        guard passingErrors.contains(result) else {
+            throw MediaError(.invalidInput, operation: operation, path: input, averror: result,
+                             detail: "the muxer refuses what the file holds (\(MediaError.describe(result)))")
+        }
+        try check(result, code, operation, path: output)
+    }
+
+    /// Errors of writing a file that say nothing about what is written.
+    static let passingErrors = Set([ENOSPC, EDQUOT, EIO, EROFS, EFBIG, ENOMEM, EINTR, EAGAIN, ENODEV, ENXIO].map(kc_averror))
 }
 
 /// Decodes the first frame of a file's main stream (video if there is one, else sound),

@@ -125,7 +125,13 @@ public struct IncomingSalvage: Sendable {
             return quarantine(tempPath, reason: "\(unreadable) bytes after byte \(scan.playableLength) cannot be read "
                               + "(damaged in the middle, not torn at the end)")
         }
-        guard scan.fragments > 0 else { return discard(tempPath, "no complete fragment was written") }
+        guard scan.fragments > 0 else {
+            // A damaged first fragment held media: kept for a person, like any damage.
+            if scan.endsAtDamagedFragment {
+                return quarantine(tempPath, reason: "its first fragment claims more samples than it holds bytes (damaged, not torn)")
+            }
+            return discard(tempPath, "no complete fragment was written")
+        }
         if unreadable > 0 {
             _ = ftruncate(fd, off_t(scan.playableLength))
             _ = fsync(fd)

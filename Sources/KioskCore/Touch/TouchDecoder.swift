@@ -377,10 +377,11 @@ public struct TouchDecoder: Sendable {
             }
         }
         // 2. Nearest previous contact, closest pairs first.
-        var pairs: [(distance: Int64, contact: Int, slot: Int)] = []
+        // Squared distances in Double: between Int32.min and Int32.max they exceed Int64.
+        var pairs: [(distance: Double, contact: Int, slot: Int)] = []
         for (n, contact) in contacts.enumerated() where !assigned[n] && contact.trackingID == nil {
             for index in slots.indices where slots[index].down && !claimed[index] {
-                let dx = Int64(contact.x) - Int64(slots[index].x), dy = Int64(contact.y) - Int64(slots[index].y)
+                let dx = Double(contact.x) - Double(slots[index].x), dy = Double(contact.y) - Double(slots[index].y)
                 pairs.append((dx * dx + dy * dy, n, index))
             }
         }

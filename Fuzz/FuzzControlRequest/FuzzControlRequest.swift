@@ -1,0 +1,73 @@
+import FuzzSupport
+import KioskCore
+
+/// One line from a control-socket client through `ControlCall.parse`, and the same bytes
+/// through the client's parser of server lines (`ControlServerLine.parse`).
+///
+/// Properties beyond "no trap":
+/// - a parsed call's arguments are all valid (a PIN of 4 digits, a real date, a duration
+///   in range, known event kinds), and its description never shows the PIN;
+/// - a parsed call written back with `line()` parses to the same call;
+/// - a failure's message is short, and its response line reads back as that response;
+/// - a server line that parses as a response writes back to a line that parses the same.
+func fuzzControlRequest(_ bytes: UnsafeRawBufferPointer) {
+    switch ControlCall.parse(bytes) {
+    case .success(let call):
+        checkArguments(call.request)
+        let line = call.line()
+        Fuzz.require(!line.utf8.contains(UInt8(ascii: "\n")), "a request line with a newline: \(line)")
+        guard case .success(let again) = ControlCall.parse(line) else {
+            return Fuzz.require(false, "the written-back request does not parse: \(line)")
+        }
+        Fuzz.require(again == call, "the written-back request parses differently: \(call) / \(again)")
+    case .failure(let failure):
+        Fuzz.require(!failure.error.message.isEmpty && failure.error.message.utf8.count < 400,
+                     "a failure message of \(failure.error.message.utf8.count) bytes")
+        Fuzz.require([.malformedJSON, .tooLarge, .unsupportedVersion, .unknownCommand, .badArgument].contains(failure.error.code),
+                     "a parse failure with code \(failure.error.code)")
+        let line = failure.response.line()
+        Fuzz.require(!line.utf8.contains(UInt8(ascii: "\n")), "a response line with a newline")
+        switch Result(catching: { () throws(ControlError) in try ControlServerLine.parse(Array(line.utf8)) }) {
+        case .success(.response(let response)):
+            Fuzz.require(response == failure.response, "the failure response reads back differently: \(line)")
+        default:
+            Fuzz.require(false, "the failure response does not read back: \(line)")
+        }
+    }
+
+    // The client side: whatever the daemon (or something pretending to be it) sends.
+    if case .response(let response)? = try? ControlServerLine.parse(bytes) {
+        let line = response.line()
+        switch Result(catching: { () throws(ControlError) in try ControlServerLine.parse(Array(line.utf8)) }) {
+        case .success(.response(let again)):
+            Fuzz.require(again == response, "a response reads back differently: \(line)")
+        default:
+            Fuzz.require(false, "a written-back response does not parse: \(line)")
+        }
+    }
+}
+
+/// What the daemon relies on once a request parsed.
+func checkArguments(_ request: ControlRequest) {
+    switch request {
+    case .recordStart(_, let duration):
+        if let duration { Fuzz.require(duration.isFinite && (0.1...86_400).contains(duration), "duration \(duration)") }
+    case .list(let date):
+        if let date {
+            Fuzz.require(CalendarDate(folderName: date)?.folderName == date, "list date \(date) is not a date folder name")
+        }
+    case .pinSet(let pin):
+        Fuzz.require(pin.utf8.count == 4 && pin.utf8.allSatisfy { (48...57).contains($0) }, "a PIN that is not 4 digits")
+        Fuzz.require(!request.description.contains(pin) && !String(reflecting: request).contains(pin),
+                     "the PIN shows in the description")
+    case .subscribe(let kinds):
+        if let kinds { Fuzz.require(kinds.isSubset(of: ControlEventKind.subscribable), "subscribed to \(kinds)") }
+    case .status, .recordStop, .snapshot, .purge, .screenshot:
+        break
+    }
+}
+
+@main
+enum Main {
+    static func main() { Fuzz.main("FuzzControlRequest", fuzzControlRequest) }
+}

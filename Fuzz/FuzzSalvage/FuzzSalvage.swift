@@ -1,0 +1,120 @@
+import CAVUtil
+import FuzzSupport
+import Foundation
+import KioskCore
+import KioskMedia
+import KioskRecording
+import Logging
+
+/// A file as a crash, a power cut or a bad card may leave it in `<root>/.incoming`:
+/// the bytes go through `FragmentedMP4Scan` directly, then are written as the temp file
+/// of a recording (`.m4a.part` when the file says it is an M4A, else `.mp4.part`) and
+/// start-up salvage (`IncomingSalvage.salvageAll`, which reads them back with
+/// libavformat and libavcodec and may re-mux them) runs on a real media root.
+///
+/// Properties beyond "no trap":
+/// - the scan keeps a whole number of boxes within the file, and scanning what it keeps
+///   gives the same answer (cutting twice cuts nothing more);
+/// - salvage decides on the file (recovered, quarantined or discarded: on a healthy disk no
+///   content is an error that may pass), and the temp area holds nothing of it after;
+/// - a recovered file is in the library, with its duration in the day's index; a
+///   quarantined one is in `.quarantine` with a note, and holds the start of the input;
+/// - no file descriptor is left open.
+func fuzzSalvage(_ bytes: UnsafeRawBufferPointer) {
+    checkScan(bytes)
+
+    let isAudio = bytes.prefix(32).firstRange(of: Array("M4A ".utf8)) != nil
+    let kind: MediaKind = isAudio ? .audio : .video
+    let salvage = IncomingSalvage(files: Media.files, logger: Media.logger)  // prepares the root the first time
+    let temp = Media.layout.incomingPath(kind, Media.time)
+    guard FileManager.default.createFile(atPath: temp, contents: Data(bytes)) else {
+        return Fuzz.require(false, "cannot write \(temp)")
+    }
+    let results = salvage.salvageAll()
+    Fuzz.trace("\(bytes.count) bytes: \(results.map(\.outcome))")
+    Fuzz.require(results.count == 1 && results[0].file == temp, "salvage results \(results)")
+    let incoming = Set((try? FileManager.default.contentsOfDirectory(atPath: Media.layout.incomingDirectory)) ?? [])
+    switch results.first?.outcome {
+    case .recovered(let path, let seconds)?:
+        Fuzz.require(path == Media.layout.finalPath(kind, Media.time), "recovered to \(path)")
+        Fuzz.require(seconds.isFinite && seconds >= 0, "recovered \(seconds) s")
+        Fuzz.require(FileManager.default.fileExists(atPath: path), "\(path) recovered but not there")
+        let index = (try? String(contentsOfFile: Media.layout.dateDirectory(kind, Media.time) + "/" + LibraryIndex.fileName, encoding: .utf8)) ?? ""
+        Fuzz.require(LibraryIndex.parse(index)[(path as NSString).lastPathComponent] != nil, "\(path) missing from the index")
+        Fuzz.require(incoming.isEmpty, "left in the temp area: \(incoming)")
+    case .quarantined(let path, _)?:
+        let kept = FileManager.default.contents(atPath: path) ?? Data()
+        Fuzz.require(FileManager.default.fileExists(atPath: path + ".txt"), "no note beside \(path)")
+        Fuzz.require(kept.count <= bytes.count && kept.elementsEqual(bytes.prefix(kept.count)),
+                     "the quarantined file is not the start of the input (\(kept.count) of \(bytes.count) bytes)")
+        Fuzz.require(incoming.isEmpty, "left in the temp area: \(incoming)")
+    case .discarded?:
+        Fuzz.require(incoming.isEmpty, "left in the temp area: \(incoming)")
+    case .leftInPlace?, .inUse?, nil:
+        // On a healthy disk nothing in the bytes is an error that may pass.
+        Fuzz.require(false, "salvage results \(results)")
+    }
+    for folder in [Media.layout.incomingDirectory, Media.layout.quarantineDirectory,
+                   Media.layout.kindDirectory(.video), Media.layout.kindDirectory(.audio)] {
+        FuzzScratch.empty(folder)
+    }
+    // Only files under the scratch folder count (libFuzzer and the sanitizer keep pipes of their own).
+    let leftOpen = openDescriptors().filter { $0.contains(FuzzScratch.path) }
+    Fuzz.require(leftOpen.isEmpty, "file descriptors left open: \(leftOpen)")
+}
+
+/// The scan on the bytes in memory, and again on what it keeps.
+@discardableResult
+func checkScan(_ bytes: UnsafeRawBufferPointer) -> FragmentedMP4Scan.Result {
+    func scan(_ length: Int) -> FragmentedMP4Scan.Result {
+        FragmentedMP4Scan.scan(fileSize: Int64(length)) { offset, count in
+            Fuzz.require(offset >= 0 && count >= 0, "read of \(count) bytes at \(offset)")
+            guard offset < length else { return [] }
+            let start = Int(offset)
+            return Array(bytes[start..<min(length, start + count)])
+        }
+    }
+    let result = scan(bytes.count)
+    Fuzz.require((0...Int64(bytes.count)).contains(result.playableLength), "keeps \(result.playableLength) of \(bytes.count) bytes")
+    Fuzz.require(result.hasHeader || result.playableLength == 0, "keeps bytes without a header")
+    Fuzz.require(result.fragments >= 0 && result.fragments <= bytes.count / 16, "\(result.fragments) fragments in \(bytes.count) bytes")
+    Fuzz.trace("scan: \(result)")
+    guard result.hasHeader else { return result }
+    let again = scan(Int(result.playableLength))
+    Fuzz.trace("scan of the kept part: \(again)")
+    Fuzz.require(again.playableLength == result.playableLength && again.hasHeader,
+                 "scanning the kept \(result.playableLength) bytes keeps \(again.playableLength)")
+    return result
+}
+
+/// Each open descriptor and what it is.
+func openDescriptors() -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).sorted().map { fd in
+        fd + " " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)) ?? "?")
+    }
+}
+
+/// One media root for the whole run, emptied after each input.
+enum Media {
+    static let time = LocalTimestamp(year: 2026, month: 3, day: 4, hour: 5, minute: 6, second: 7)
+    static let layout = LibraryLayout(root: FuzzScratch.path + "/media")
+    static let files: LibraryFiles = {
+        // FFmpeg's complaints about damaged input are the point here, not news. (KioskMedia
+        // sets its own level once, the first time it is asked: ask it first.)
+        MediaLibraryLog.setVerbose(false)
+        av_log_set_level(AV_LOG_QUIET)
+        let files = LibraryFiles(layout: layout)
+        do { try files.prepare() } catch { Fuzz.require(false, "cannot prepare \(layout.root): \(error)") }
+        return files
+    }()
+    static let logger: Logger = {
+        var logger = Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger.logLevel = .critical
+        return logger
+    }()
+}
+
+@main
+enum Main {
+    static func main() { Fuzz.main("FuzzSalvage", fuzzSalvage) }
+}
