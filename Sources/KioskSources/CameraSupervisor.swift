@@ -25,7 +25,9 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
     }
 
     public let name: String
-    public private(set) var format: VideoFormat
+    /// The current camera's format: a reopened camera may differ, so it is set under the
+    /// lock by the supervisor thread and may be read on any thread.
+    public var format: VideoFormat { lock.withLock { currentFormat } }
     private let open: @Sendable () throws -> VideoSource
     private let retryInterval: Double
     private let onHealthChange: @Sendable (Health) -> Void
@@ -33,6 +35,7 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
     private var camera: VideoSource?
     private var sink: CaptureSink?
     private var currentHealth = Health.starting
+    private var currentFormat: VideoFormat
     private var failedCamera: VideoSource?
     private var stopping = false
     private let watcher = SourceThread()
@@ -45,7 +48,7 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
                 open: @escaping @Sendable () throws -> VideoSource,
                 onHealthChange: @escaping @Sendable (Health) -> Void) {
         name = camera.name
-        format = camera.format
+        currentFormat = camera.format
         self.camera = camera
         self.open = open
         self.retryInterval = retryInterval
@@ -93,7 +96,7 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
             let sink = lock.withLock { () -> CaptureSink? in
                 guard !stopping else { return nil }
                 camera = fresh
-                format = fresh.format
+                currentFormat = fresh.format
                 return self.sink
             }
             guard sink != nil else { fresh.stop(); return }

@@ -78,6 +78,27 @@ final class CameraSupervisorTests: XCTestCase {
         XCTAssertTrue(sink.videoEnds.isEmpty, "a lost camera is not the end of the video for the pipeline")
         XCTAssertTrue(supervisor.health.description.contains("running"))
     }
+
+    /// `format` is read on other threads (status, a recorder being set up) while the
+    /// supervisor thread reopens the camera and replaces it: the sanitizer run
+    /// (scripts/sanitize thread) catches it if that is not synchronised.
+    func testFormatCanBeReadWhileTheCameraIsReopened() throws {
+        let attempts = AttemptCounter()
+        let supervisor = CameraSupervisor(camera: ScriptedCamera(frames: 2), retryInterval: 0.01, open: {
+            _ = attempts.next()
+            return ScriptedCamera(frames: 2)
+        }, onHealthChange: { _ in })
+        let sink = CountingSink()
+        try supervisor.start(into: sink)
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var reads = 0
+        while attempts.count < 3 && Date() < deadline {
+            XCTAssertEqual(supervisor.format.framesPerSecond, 100)
+            reads += 1
+        }
+        supervisor.stop()
+        XCTAssertGreaterThanOrEqual(attempts.count, 3, "the camera was reopened while format was read \(reads) times")
+    }
 }
 
 final class AttemptCounter: @unchecked Sendable {
