@@ -67,7 +67,7 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
         watcher.start(name: "kioskcam.camera.supervisor") { [self] thread in
             while !thread.shouldStop {
                 SystemClock.sleep(until: SystemClock().now().advanced(byNanoseconds: Int64(retryInterval * 1e9)))
-                guard case .lost = health, !thread.shouldStop else { continue }
+                guard case .lost = health, !thread.shouldStop, !hasRunningCamera else { continue }
                 reopen()
             }
         }
@@ -83,6 +83,14 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
         current?.stop()
         failed?.stop()
     }
+
+    /// A camera reopened earlier is still running: health stays lost until its first
+    /// frame, which a camera may take longer than `retryInterval` to deliver. It is waited
+    /// for, never replaced: the one replaced would keep capturing (its thread, device and
+    /// buffers) with nothing left to stop it. If it never delivers, it ends by itself
+    /// (no frame for N s) and becomes the failed camera. Only the supervisor thread puts
+    /// a camera there after `start`, so the answer holds until that thread acts on it.
+    private var hasRunningCamera: Bool { lock.withLock { camera != nil } }
 
     /// Closes the dead camera (its thread has ended) and tries a fresh one.
     private func reopen() {
