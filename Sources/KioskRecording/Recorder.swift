@@ -298,7 +298,14 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         if state == .starting, active == nil, stopTime == nil {
             openSegment(at: frame.timestamp, videoFormat: frame.format)
         }
-        guard let segment = active else { return }
+        guard let segment = active else {
+            // Captured before a stop, taken from the queue after it (the encoder was busy):
+            // it belongs to the file, as the sound of the same moment does.
+            if let retiring, retiring.kind == .video, let end = retiring.end, frame.timestamp < end {
+                do { try retiring.writeVideo(frame, forceKeyframe: false) } catch { fail(retiring, error) }
+            }
+            return
+        }
         if let stopTime, frame.timestamp >= stopTime { return }
         if reachedLimit(at: frame.timestamp) { return }
         // The segment's length if this frame joined it: its end, not its start, counts
