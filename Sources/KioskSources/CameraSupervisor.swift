@@ -25,7 +25,9 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
     }
 
     public let name: String
-    public private(set) var format: VideoFormat
+    /// The current camera's format: a reopened camera may differ, so it is set under the
+    /// lock by the supervisor thread and may be read on any thread.
+    public var format: VideoFormat { lock.withLock { currentFormat } }
     private let open: @Sendable () throws -> VideoSource
     private let retryInterval: Double
     private let onHealthChange: @Sendable (Health) -> Void
@@ -33,6 +35,7 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
     private var camera: VideoSource?
     private var sink: CaptureSink?
     private var currentHealth = Health.starting
+    private var currentFormat: VideoFormat
     private var failedCamera: VideoSource?
     private var stopping = false
     private let watcher = SourceThread()
@@ -45,7 +48,7 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
                 open: @escaping @Sendable () throws -> VideoSource,
                 onHealthChange: @escaping @Sendable (Health) -> Void) {
         name = camera.name
-        format = camera.format
+        currentFormat = camera.format
         self.camera = camera
         self.open = open
         self.retryInterval = retryInterval
@@ -67,7 +70,7 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
         watcher.start(name: "kioskcam.camera.supervisor") { [self] thread in
             while !thread.shouldStop {
                 SystemClock.sleep(until: SystemClock().now().advanced(byNanoseconds: Int64(retryInterval * 1e9)))
-                guard case .lost = health, !thread.shouldStop else { continue }
+                guard case .lost = health, !thread.shouldStop, !hasRunningCamera else { continue }
                 reopen()
             }
         }
@@ -84,6 +87,14 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
         failed?.stop()
     }
 
+    /// A camera reopened earlier is still running: health stays lost until its first
+    /// frame, which a camera may take longer than `retryInterval` to deliver. It is waited
+    /// for, never replaced: the one replaced would keep capturing (its thread, device and
+    /// buffers) with nothing left to stop it. If it never delivers, it ends by itself
+    /// (no frame for N s) and becomes the failed camera. Only the supervisor thread puts
+    /// a camera there after `start`, so the answer holds until that thread acts on it.
+    private var hasRunningCamera: Bool { lock.withLock { camera != nil } }
+
     /// Closes the dead camera (its thread has ended) and tries a fresh one.
     private func reopen() {
         let dead = lock.withLock { () -> VideoSource? in
@@ -96,7 +107,7 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
             let sink = lock.withLock { () -> CaptureSink? in
                 guard !stopping else { return nil }
                 camera = fresh
-                format = fresh.format
+                currentFormat = fresh.format
                 return self.sink
             }
             guard sink != nil else { fresh.stop(); return }

@@ -137,11 +137,16 @@ public enum Package {
         return FileManager.default.currentDirectoryPath
     }
 
-    /// `swift test` builds the executable beside the test bundle.
+    /// `swift test` builds the executable beside the test bundle, in whichever scratch path
+    /// it was given: the one beside the running tests is built with the same flags, so
+    /// under `scripts/sanitize` (`.build-tsan`, `.build-asan`) the sanitized binary runs.
+    /// `.build/debug` is only the last resort.
     public static var kioskcamBinary: String {
+        let runnerDirectory = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent().path
         let bundleDirectory = Bundle.main.bundleURL.deletingLastPathComponent().path
-        for candidate in [bundleDirectory + "/kioskcam", Bundle.main.bundleURL.path + "/kioskcam", root() + "/.build/debug/kioskcam"]
-        where FileManager.default.isExecutableFile(atPath: candidate) {
+        let candidates = [runnerDirectory.map { $0 + "/kioskcam" }, bundleDirectory + "/kioskcam",
+                          Bundle.main.bundleURL.path + "/kioskcam", root() + "/.build/debug/kioskcam"]
+        for candidate in candidates.compactMap({ $0 }) where FileManager.default.isExecutableFile(atPath: candidate) {
             return candidate
         }
         return root() + "/.build/debug/kioskcam"

@@ -28,7 +28,17 @@ final class DaemonTests: XCTestCase {
         func wait(timeout: Double = 30) -> Int32? {
             let deadline = Date(timeIntervalSinceNow: timeout)
             while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-            return process.isRunning ? nil : process.terminationStatus
+            guard !process.isRunning else { return nil }
+            // Foundation's Process keeps itself alive until waitUntilExit() has seen the
+            // exit: polling isRunning alone leaks it (LeakSanitizer, scripts/sanitize).
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        /// Ends a daemon the test left running (a failed assertion, say) and reaps it.
+        func killAndReap() {
+            if process.isRunning { signal(SIGKILL) }
+            process.waitUntilExit()
         }
     }
 
@@ -88,7 +98,7 @@ final class DaemonTests: XCTestCase {
 
     func testRecordsThroughTheSocketAndFinishesOnSIGTERM() throws {
         let daemon = try startDaemon()
-        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        defer { daemon.killAndReap() }
         XCTAssertTrue(daemon.logText().contains("built-in test pattern"), "says it runs on built-in devices")
 
         let status = try daemon.kioskcam(["status", "--json"])
@@ -144,7 +154,7 @@ final class DaemonTests: XCTestCase {
     /// recording that kept growing.
     func testOneRecordingAtATimeThroughTheSocket() throws {
         let daemon = try startDaemon()
-        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        defer { daemon.killAndReap() }
         func status() throws -> [String: Any] {
             let out = try daemon.kioskcam(["status", "--json"])
             return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any])
@@ -236,7 +246,7 @@ final class DaemonTests: XCTestCase {
 
         // WatchdogSec=4 s: kioskcam pings when every watched thread has moved, at most once a second.
         let daemon = try startDaemon(in: folder, environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "4000000"])
-        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        defer { daemon.killAndReap() }
         var messages: [String] = []
         let deadline = Date(timeIntervalSinceNow: 5)
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -262,7 +272,7 @@ final class DaemonTests: XCTestCase {
 
     func testMetricsScreenshotAndReload() throws {
         let daemon = try startDaemon()
-        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        defer { daemon.killAndReap() }
         let metrics = daemon.folder.path + "/metrics/kioskcam.prom"
         XCTAssertTrue(waitFor(5) { FileManager.default.fileExists(atPath: metrics) })
         let text = try String(contentsOfFile: metrics, encoding: .utf8)
@@ -308,7 +318,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertTrue(folder.files().contains { $0.hasSuffix(".part") }, "a torn temp file is left: \(folder.files())")
 
         let second = try startDaemon(in: folder)
-        defer { if second.process.isRunning { second.signal(SIGKILL) } }
+        defer { second.killAndReap() }
         XCTAssertTrue(second.logText().contains("recovered"), second.logText())
         second.signal(SIGTERM)
         XCTAssertEqual(second.wait(), 0)
@@ -322,7 +332,7 @@ final class DaemonTests: XCTestCase {
     /// and what `screenshot` reads is then black.
     func testIdleShowsThePINScreenThenBlanks() throws {
         let daemon = try startDaemon(lock: "idle_seconds = 1\nblank_seconds = 2")
-        defer { if daemon.process.isRunning { daemon.signal(SIGKILL) } }
+        defer { daemon.killAndReap() }
         XCTAssertTrue(waitFor(10) { daemon.logText().contains("screen: pin") }, daemon.logText())
         XCTAssertTrue(waitFor(10) { daemon.logText().contains("screen: blank") }, daemon.logText())
         let png = daemon.folder.path + "/blank.png", raw = daemon.folder.path + "/blank.rgb"
