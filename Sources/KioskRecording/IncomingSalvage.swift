@@ -105,6 +105,14 @@ public struct IncomingSalvage: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .leftInPlace(reason: String(cString: strerror(errno))) }
         let fileSize = Int64(info.st_size)
+        if let path = files.libraryName(linkedTo: info, kind: kind, time: time) {
+            // Stopped between the move's link and its unlink: the file is in the library
+            // already. Salvaging it again would put the same recording there twice.
+            let seconds = kind == .photo ? 0 : (try? MediaSalvage.inspect(path).seconds) ?? 0
+            files.completeInterruptedMove(tempPath, to: path, kind: kind, time: time, seconds: seconds)
+            logger.notice("\(tempPath) was already in the library as \(path) when kioskcam stopped; removed the temp name")
+            return .recovered(path: path, seconds: seconds)
+        }
         if kind == .photo {
             // Stills are written whole before the move; a leftover is an interrupted write.
             unlink(tempPath)

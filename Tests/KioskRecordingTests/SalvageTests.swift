@@ -27,6 +27,10 @@ final class SalvageTests: XCTestCase {
 
     /// An interrupted recording as `kill -9` leaves it: `frames` frames, no trailer.
     private func writeInterruptedRecording(_ path: String, frames: Int = 75) throws {
+        try writeRecording(path, frames: frames, finished: false)
+    }
+
+    private func writeRecording(_ path: String, frames: Int, finished: Bool) throws {
         let writer = try MP4Writer(settings: MP4WriterSettings(path: path, video: VideoTrackSettings(input: format), audio: nil))
         let renderer = TestPatternRenderer(format: format)
         var pixels = [UInt8](repeating: 0, count: format.frameByteCount)
@@ -34,7 +38,7 @@ final class SalvageTests: XCTestCase {
             pixels.withUnsafeMutableBytes { renderer.render(into: $0, sequence: index, caption: []) }
             try pixels.withUnsafeBytes { try writer.writeVideo($0, nanosecondsFromStart: Int64(index) * 33_333_333) }
         }
-        writer.abandon()
+        if finished { try writer.finish() } else { writer.abandon() }
     }
 
     private func append(_ bytes: [UInt8], to path: String) throws {
@@ -140,6 +144,34 @@ final class SalvageTests: XCTestCase {
         guard case .recovered? = results.first?.outcome else { return XCTFail("the third attempt still runs: \(results)") }
         XCTAssertFalse(FileManager.default.fileExists(atPath: counter))
         XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
+    }
+
+    /// A crash between a move's link into the library and the unlink of the temp name
+    /// leaves one finished file under two names. The next start finishes the move instead
+    /// of salvaging the file into the library again: the power-cut battery
+    /// (scripts/torture) found one recording as both `HHMMSS.mp4` and `HHMMSS-1.mp4`.
+    func testAMoveCutShortAfterItsLinkIsFinishedNotSalvagedAgain() throws {
+        let library = try Library()
+        let temp = library.layout.incomingPath(.video, time)
+        try writeRecording(temp, frames: 75, finished: true)
+        let directory = library.layout.dateDirectory(.video, time)
+        let final = library.layout.finalPath(.video, time)
+        try library.files.makeDirectories(directory)
+        XCTAssertEqual(link(temp, final), 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: final))
+
+        let results = IncomingSalvage(files: library.files, logger: logger).salvageAll()
+        guard case .recovered(let path, let seconds)? = results.first?.outcome, results.count == 1 else { return XCTFail("\(results)") }
+        XCTAssertEqual(path, final)
+        XCTAssertEqual(seconds, 2.5, accuracy: 0.05)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).sorted(), [".index", "050607.mp4"],
+                       "one recording, one name")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: final)), before, "the library file is left as it was")
+        let index = try String(contentsOfFile: directory + "/" + LibraryIndex.fileName, encoding: .utf8)
+        XCTAssertEqual(index.split(separator: "\n").count, 1, index)
+        XCTAssertEqual(LibraryIndex.parse(index)["050607.mp4"] ?? 0, 2.5, accuracy: 0.05)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: library.layout.incomingDirectory), [],
+                       "no temp name and no attempt counter left")
     }
 
     /// Random damage to real recordings: salvage always answers (recovered, discarded or
