@@ -174,6 +174,32 @@ final class SalvageTests: XCTestCase {
                        "no temp name and no attempt counter left")
     }
 
+    /// The count is replaced, never rewritten in place, so a kill while it is written
+    /// leaves the old count or the new one. Rewritten in place (truncate, then write), a
+    /// kill between the two left an empty counter that read as 0: the power-cut battery
+    /// (scripts/torture) saw a file's interrupted attempts forgotten that way. A new count
+    /// a kill left unrenamed is removed at the next start.
+    func testAnAttemptCounterIsReplacedNotRewrittenInPlace() throws {
+        let library = try Library()
+        let temp = library.layout.incomingPath(.video, time)
+        try writeInterruptedRecording(temp)
+        let counter = library.layout.incomingDirectory + "/.video-20260304-050607.mp4.part.attempts"
+        try Data("2\n".utf8).write(to: URL(fileURLWithPath: counter))
+        try Data().write(to: URL(fileURLWithPath: counter + ".new"))
+        let old = open(counter, O_RDONLY)
+        XCTAssertGreaterThanOrEqual(old, 0)
+        defer { close(old) }
+
+        let results = IncomingSalvage(files: library.files, logger: logger).salvageAll()
+        guard case .recovered? = results.first?.outcome else { return XCTFail("the third attempt runs: \(results)") }
+        var bytes = [UInt8](repeating: 0, count: 8)
+        let count = pread(old, &bytes, bytes.count, 0)
+        XCTAssertEqual(String(decoding: bytes.prefix(max(0, count)), as: UTF8.self), "2\n",
+                       "the old count stays whole until the new one replaces it")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: library.layout.incomingDirectory), [],
+                       "no counter and no unrenamed new count left")
+    }
+
     /// Random damage to real recordings: salvage always answers (recovered, discarded or
     /// quarantined), never traps, and never leaves a file that does not play in the library.
     func testRandomDamageToRealRecordingsAlwaysGetsAnAnswer() throws {
