@@ -40,6 +40,7 @@ public final class MP4Writer {
     private var lastVideoPTS: Int64 = -1
     private var lastSyncPTS: Int64 = 0
     private var closed = false
+    private var videoFinished = false
     /// Video frames handed to the encoder.
     public private(set) var videoFrameCount = 0
 
@@ -141,7 +142,7 @@ public final class MP4Writer {
     /// - Throws: `MediaError` on encoder or disk failure (`.diskFull` for ENOSPC).
     public func writeVideo(_ pixels: UnsafeRawBufferPointer, nanosecondsFromStart: Int64,
                            forceKeyframe: Bool = false) throws(MediaError) {
-        guard let videoEncoder, let base = pixels.baseAddress else { return }
+        guard let videoEncoder, !videoFinished, let base = pixels.baseAddress else { return }
         guard pixels.count >= videoEncoder.settings.input.frameByteCount else {
             throw MediaError(.invalidInput, operation: "encode video frame", path: settings.path,
                              detail: "frame has \(pixels.count) bytes, \(videoEncoder.settings.input) needs \(videoEncoder.settings.input.frameByteCount)")
@@ -195,13 +196,33 @@ public final class MP4Writer {
         try check(result, .muxer, operation, path: settings.path)
     }
 
+    /// Ends the video track before the file (at a segment cut, or a stop, while the sound
+    /// catches up with the end): the encoder's last frames and the open fragment go to
+    /// the file now. Otherwise they stayed in memory until the sound arrived and the file
+    /// was finished — up to 2 s under load — and a power cut then lost the segment's last
+    /// second on top of the next segment's first (2.0 s in the power-cut battery).
+    /// Frames written after this are ignored.
+    /// - Throws: `MediaError` on encoder or disk failure.
+    public func finishVideo() throws(MediaError) {
+        guard !closed, !videoFinished, let videoEncoder, let format else { return }
+        videoFinished = true
+        try videoEncoder.flush { packet throws(MediaError) in
+            try self.write(packet, from: videoEncoder.context, to: self.videoStream)
+        }
+        // Out of the interleaving queue (where video waits for sound), then out of the
+        // muxer's open fragment; both calls take nil as "flush".
+        var result = av_interleaved_write_frame(format, nil)
+        if result >= 0 { result = av_write_frame(format, nil) }
+        if result < 0 { try mapWriteFailure(result, "write the last video fragment") }
+    }
+
     /// Drains the encoders, writes the trailer and closes the file.
     /// - Throws: `MediaError` if the tail could not be written; the fragments already
     ///   on disk stay playable either way.
     public func finish() throws(MediaError) {
         guard !closed else { return }
         defer { tearDown() }
-        if let videoEncoder {
+        if let videoEncoder, !videoFinished {
             try videoEncoder.flush { packet throws(MediaError) in
                 try self.write(packet, from: videoEncoder.context, to: self.videoStream)
             }

@@ -414,6 +414,7 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         old.retireDeadline = clock.now().advanced(byNanoseconds: 2_000_000_000)
         retiring = old
         active = nil
+        guard endVideo(of: old) else { return }
         do {
             active = try makeSegment(at: time, videoFormat: videoFormat)
             segmentIndex += 1
@@ -479,6 +480,21 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         if let retiring, retiring !== segment { finish(retiring) }
         retiring = segment
         active = nil
+        endVideo(of: segment)
+    }
+
+    /// A retiring segment gets no more frames: its video goes to the file now, and only
+    /// its sound tail waits for the sound to catch up with its end.
+    /// - Returns: false when that failed (the recording has failed, what was written is kept).
+    @discardableResult
+    private func endVideo(of segment: SegmentWriter) -> Bool {
+        do {
+            try segment.writer.finishVideo()
+            return true
+        } catch {
+            fail(segment, error)
+            return false
+        }
     }
 
     /// Finishes a retiring segment once its audio has caught up with its end (or
