@@ -54,6 +54,7 @@ LIBRARY_FILE = re.compile(r"^(video|audio|photo)/(\d{8})/(\d{6})(?:-(\d+))?\.(mp
 INDEX_FILE = re.compile(r"^(video|audio|photo)/(\d{8})/\.index$")
 PART_FILE = re.compile(r"^(video|audio|photo)-(\d{8})-(\d{6})(?:~\d+)?\.(mp4|m4a|jpg)\.part$")
 ATTEMPTS_FILE = re.compile(r"^\.(.+\.part)\.attempts$")
+NEW_ATTEMPTS_FILE = re.compile(r"^\.(.+\.part)\.attempts\.new$")   # a count a kill stopped before its rename
 
 
 class Torture:
@@ -265,7 +266,7 @@ socket_group = ""
             full = os.path.join(self.root, relative)
             if relative.startswith(".incoming/"):
                 name = relative[len(".incoming/"):]
-                if daemon_running or not (PART_FILE.match(name) or ATTEMPTS_FILE.match(name)):
+                if daemon_running or not (PART_FILE.match(name) or ATTEMPTS_FILE.match(name) or NEW_ATTEMPTS_FILE.match(name)):
                     self.fail(f"left in .incoming: {name}")
                 continue
             if relative.startswith(".quarantine/"):
