@@ -89,7 +89,11 @@ class Torture:
         self.arm = os.path.join(work, "arm")
         self.shim = os.path.join(work, "die-at-move.so")
         source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "die-at-move.c")
-        subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-o", self.shim, source, "-ldl"], check=True)
+        # The Swift toolchain's clang is on PATH wherever kioskcam builds.
+        compiler = os.environ.get("CC") or shutil.which("clang") or shutil.which("cc")
+        if not compiler:
+            raise RuntimeError("no C compiler (clang from the Swift toolchain, or cc) to build die-at-move.so")
+        subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", self.shim, source, "-ldl"], check=True)
         with open(self.config, "w") as f:
             f.write(f"""[storage]
 media_root = "{self.root}"
@@ -868,7 +872,10 @@ def main():
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     work = args.work or tempfile.mkdtemp(prefix="kioskcam-torture.")
     os.makedirs(work, exist_ok=True)
-    torture = Torture(os.path.abspath(args.binary), args.kills, seed, work, lambda s: print(s, flush=True))
+    try:
+        torture = Torture(os.path.abspath(args.binary), args.kills, seed, work, lambda s: print(s, flush=True))
+    except (OSError, RuntimeError, subprocess.CalledProcessError) as error:
+        sys.exit(f"torture: cannot set up in {work}: {error}")
     started = time.time()
     try:
         torture.run()
