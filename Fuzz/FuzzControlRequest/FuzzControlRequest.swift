@@ -62,7 +62,18 @@ func checkArguments(_ request: ControlRequest) {
                      "the PIN shows in the description")
     case .subscribe(let kinds):
         if let kinds { Fuzz.require(kinds.isSubset(of: ControlEventKind.subscribable), "subscribed to \(kinds)") }
-    case .status, .recordStop, .snapshot, .purge, .screenshot:
+    case .cameraSet(let adjustment):
+        Fuzz.require(!adjustment.isEmpty, "camera.set with no setting")
+        for (name, value) in adjustment.settings {
+            switch value {
+            case .automatic: Fuzz.require(name != .torch, "torch set to auto")
+            case .value(let number):
+                Fuzz.require(number.isFinite, "\(name) is \(number)")
+                if name == .zoom { Fuzz.require((1...16).contains(number), "zoom \(number)") }
+                if name == .torch { Fuzz.require(number == 0 || number == 1, "torch \(number)") }
+            }
+        }
+    case .status, .recordStop, .snapshot, .purge, .screenshot, .cameraGet:
         break
     }
 }

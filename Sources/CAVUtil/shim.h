@@ -27,4 +27,9 @@ static inline int kc_averror_eof(void) { return AVERROR_EOF; }
 static inline int kc_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int64_t kc_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline AVRational kc_av_time_base_q(void) { return AV_TIME_BASE_Q; }
+
+/* glibc's heap, where av_malloc's large buffers go (see KioskMedia/MediaMemory.swift). */
+#include <malloc.h>
+static inline int kc_malloc_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
+static inline size_t kc_malloc_mapped_bytes(void) { return mallinfo2().hblkhd; }
 #endif

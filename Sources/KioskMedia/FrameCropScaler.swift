@@ -31,7 +31,13 @@ public final class FrameCropScaler {
     /// - Returns: Whether a picture was written.
     public func zoom(_ source: UnsafeRawPointer, by zoom: Double, into target: UnsafeMutableRawPointer) -> Bool {
         let (x, y, crop) = Self.crop(for: format.size, zoom: zoom)
-        let pixelFormat = format.pixelFormat.avPixelFormat
+        // Cropped and scaled in the format libswscale reads the layout as, which keeps it
+        // as it is on the way out (YV12's and VYUY's exchanged chroma stays exchanged).
+        // Not for layouts read with a trick that only works one way (every other chroma
+        // row of NV16) or that libswscale cannot write (Bayer).
+        let reading = format.pixelFormat.swscaleReading
+        guard !reading.demosaicsFirst, reading.chromaRowStep == 1 else { return false }
+        let pixelFormat = reading.format
         guard let descriptor = av_pix_fmt_desc_get(pixelFormat) else { return false }
         if crop != contextCrop {
             context = sws_getCachedContext(context, Int32(crop.width), Int32(crop.height), pixelFormat,

@@ -36,6 +36,7 @@ public final class MP4Writer {
     private let audioEncoder: AACPacketEncoder?
     private let writer: PacketFileWriter
     private var failure: MediaError?
+    private var videoFinished = false
     /// Video frames handed to the encoder.
     public private(set) var videoFrameCount = 0
     /// Sound sample frames handed to the encoder.
@@ -75,7 +76,7 @@ public final class MP4Writer {
     /// - Throws: `MediaError` on encoder or disk failure (`.diskFull` for ENOSPC).
     public func writeVideo(_ pixels: UnsafeRawBufferPointer, nanosecondsFromStart: Int64,
                            forceKeyframe: Bool = false) throws(MediaError) {
-        guard let videoEncoder, let format = settings.video?.input else { return }
+        guard let videoEncoder, !videoFinished, let format = settings.video?.input else { return }
         videoFrameCount += 1
         try videoEncoder.encode(copying: pixels, format: format, time: MonotonicInstant(nanoseconds: nanosecondsFromStart),
                                 forceKeyframe: forceKeyframe || videoFrameCount == 1) { packet in write(packet) }
@@ -99,11 +100,23 @@ public final class MP4Writer {
         if let failure { throw failure }
     }
 
+    /// Ends the video track before the file, as a recording does at a cut while the sound
+    /// catches up: the encoder's last frames and the open fragment go to the file now
+    /// (`PacketFileWriter.flushVideoTail`). Frames written after this are ignored.
+    /// - Throws: `MediaError` on encoder or disk failure.
+    public func finishVideo() throws(MediaError) {
+        guard let videoEncoder, !videoFinished else { return }
+        videoFinished = true
+        try videoEncoder.flush { packet in write(packet) }
+        try rethrowFailure()
+        try writer.flushVideoTail()
+    }
+
     /// Drains the encoders, writes the trailer and closes the file.
     /// - Throws: `MediaError` if the tail could not be written; the fragments already
     ///   on disk stay playable either way.
     public func finish() throws(MediaError) {
-        try videoEncoder?.flush { packet in write(packet) }
+        if !videoFinished { try videoEncoder?.flush { packet in write(packet) } }
         try audioEncoder?.flush { packet in write(packet) }
         try rethrowFailure()
         try writer.finish()

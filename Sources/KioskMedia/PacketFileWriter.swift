@@ -178,6 +178,20 @@ public final class PacketFileWriter {
         try check(result, .muxer, operation, path: path)
     }
 
+    /// Ends the video track before the file (at a segment cut or a stop, while the sound
+    /// catches up with the end): the interleaving queue, where video waits for sound, and
+    /// the open fragment go to the file now. Otherwise they stayed in memory until the
+    /// sound arrived — up to 2 s under load — and a power cut then lost the segment's last
+    /// second on top of the next one's first (2.0 s in the power-cut battery).
+    /// - Throws: `MediaError` on a write failure (`.diskFull` for ENOSPC).
+    public func flushVideoTail() throws(MediaError) {
+        guard !closed, headerWritten, let format else { return }
+        // Both calls take nil as "flush": the first the interleaver, the second the fragment.
+        var result = av_interleaved_write_frame(format, nil)
+        if result >= 0 { result = av_write_frame(format, nil) }
+        if result < 0 { try mapWriteFailure(result, "write the last video fragment") }
+    }
+
     /// Writes the trailer and closes the file.
     /// - Throws: `MediaError` if the tail could not be written; the fragments already on
     ///   disk stay playable either way. A file that never got a packet throws `.invalidInput`.

@@ -63,10 +63,14 @@ public struct IncomingSalvage: Sendable {
             }
             results.append((path, salvageCounted(tempPath: path, kind: kind, time: time)))
         }
-        // Attempt counters whose file is gone (salvaged by hand, say) are stale.
+        // Attempt counters whose file is gone (salvaged by hand, say) are stale, and so is
+        // a new count a crash stopped before it replaced the old one.
         for name in names where name.hasPrefix(".") && name.hasSuffix(Self.attemptsSuffix) {
             let file = String(name.dropFirst().dropLast(Self.attemptsSuffix.count))
             if !FileManagerNames.exists(directory + "/" + file) { unlink(directory + "/" + name) }
+        }
+        for name in names where name.hasPrefix(".") && name.hasSuffix(Self.attemptsSuffix + Self.newSuffix) {
+            unlink(directory + "/" + name)
         }
         return results
     }
@@ -105,6 +109,14 @@ public struct IncomingSalvage: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .leftInPlace(reason: String(cString: strerror(errno))) }
         let fileSize = Int64(info.st_size)
+        if let path = files.libraryName(linkedTo: info, kind: kind, time: time) {
+            // Stopped between the move's link and its unlink: the file is in the library
+            // already. Salvaging it again would put the same recording there twice.
+            let seconds = kind == .photo ? 0 : (try? MediaSalvage.inspect(path).seconds) ?? 0
+            files.completeInterruptedMove(tempPath, to: path, kind: kind, time: time, seconds: seconds)
+            logger.notice("\(tempPath) was already in the library as \(path) when kioskcam stopped; removed the temp name")
+            return .recovered(path: path, seconds: seconds)
+        }
         if kind == .photo {
             // Stills are written whole before the move; a leftover is an interrupted write.
             unlink(tempPath)
@@ -211,15 +223,32 @@ public struct IncomingSalvage: Sendable {
         return value
     }
 
-    /// Written and synced before the attempt, so a crash during it still counts.
+    /// Written and synced before the attempt, so a crash during it still counts. The new
+    /// count goes to a file of its own that is renamed over the old one: a crash in the
+    /// middle leaves the old count or the new, never an empty counter (rewritten in place,
+    /// a kill between the truncation and the write left one, which reads as 0: the
+    /// power-cut battery saw two interrupted attempts forgotten that way).
     static func writeAttempts(_ path: String, _ count: Int) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let temp = path + newSuffix
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return }
-        defer { close(fd) }
         let text = Array("\(count)\n".utf8)
-        _ = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        _ = fsync(fd)
+        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == text.count, synced, rename(temp, path) == 0 else {
+            unlink(temp)
+            return
+        }
+        let directory = open(path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
+        }
     }
+
+    /// A counter being written; one left by a crash is removed at the next start.
+    static let newSuffix = ".new"
 }
 
 /// Directory listing without Foundation's FileManager quirks on special files.

@@ -45,6 +45,33 @@ public struct LibraryFiles: Sendable {
         return target
     }
 
+    /// The library name a temp file is already linked to, when a crash cut a move short
+    /// between its link and its unlink; nil when it is not in the library.
+    /// - Parameter info: The temp file's `stat`.
+    public func libraryName(linkedTo info: stat, kind: MediaKind, time: LocalTimestamp) -> String? {
+        guard info.st_nlink > 1 else { return nil }
+        // A move takes the first free name, so every name before the one it took exists.
+        for attempt in 0..<1000 {
+            let target = layout.finalPath(kind, time, attempt: attempt)
+            var other = stat()
+            guard lstat(target, &other) == 0 else { return nil }
+            if other.st_ino == info.st_ino && other.st_dev == info.st_dev { return target }
+        }
+        return nil
+    }
+
+    /// Completes a move that a crash cut short between its link and its unlink: the temp
+    /// name goes, and the day's index gets the file's line if it lacks it.
+    public func completeInterruptedMove(_ tempPath: String, to target: String, kind: MediaKind,
+                                        time: LocalTimestamp, seconds: Double) {
+        unlink(tempPath)
+        syncDirectory(layout.incomingDirectory)
+        let directory = layout.dateDirectory(kind, time)
+        let name = String(target.split(separator: "/").last ?? "")
+        let indexed = LibraryListing.read(directory + "/" + LibraryIndex.fileName).map(LibraryIndex.parse) ?? [:]
+        if indexed[name] == nil { appendToIndex(directory: directory, name: name, seconds: seconds) }
+    }
+
     /// Appends one line to a day's index; a failure only costs `list` a probe later.
     private func appendToIndex(directory: String, name: String, seconds: Double) {
         let fd = open(directory + "/" + LibraryIndex.fileName, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)

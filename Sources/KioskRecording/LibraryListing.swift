@@ -63,7 +63,7 @@ public struct LibraryListing: Sendable {
         (try? FileManagerNames.list(directory)) ?? []
     }
 
-    private static func read(_ path: String) -> String? {
+    static func read(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

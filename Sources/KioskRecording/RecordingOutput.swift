@@ -747,7 +747,12 @@ final class Segment {
     var limitEnd: MonotonicInstant?
     /// After it, the file is closed even if packets are missing (a stalled encoder).
     var retireDeadline: MonotonicInstant?
-    var videoReachedEnd = false
+    /// Once its video is complete the video goes to the file at once, while the sound
+    /// catches up: a power cut meanwhile costs none of it. A write error here is the
+    /// one `finish` reports.
+    var videoReachedEnd = false {
+        didSet { if videoReachedEnd, !oldValue, kind == .video { try? writer.flushVideoTail() } }
+    }
     var audioReachedEnd = false
     private(set) var videoFrames = 0
     private(set) var audioPackets = 0

@@ -59,13 +59,19 @@ struct ForegroundSession {
         let log = SessionLog()
         let recorder = makeRecorder(log)
         let stopSignal = StopSignal()
-        try startSources(into: recorder)
+        // A file replayed as fast as it reads is started after the recording, whose
+        // encoder opens on demand: otherwise its first frames went by before anyone
+        // wanted them. A live camera runs first, so that the file starts at once.
+        if !fileReplay { try startSources(into: recorder) }
         defer { stopSources() }
         do {
             try recorder.start(maximumSeconds: limit)
         } catch {
             recorder.shutdown()
             throw CLIError(error.description)
+        }
+        if fileReplay {
+            do { try startSources(into: recorder) } catch { recorder.shutdown(); throw error }
         }
         storage.start()
         defer { storage.stop() }

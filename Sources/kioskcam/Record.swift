@@ -70,6 +70,7 @@ struct Record: ParsableCommand {
             try applyOverrides(&configuration)
             let logger = common.makeLogger(configuration)
             MediaLibraryLog.setVerbose(common.verbose)
+            MediaMemory.keepLargeBuffersOutOfTheHeap()   // each segment's encoder, freed, goes back to the system
             let limit = try duration.map { text -> Double in
                 guard let seconds = parseDuration(text), seconds > 0 else {
                     throw CLIError("--duration \(text): use a time such as 10s, 1.5m or 1h", exitCode: 64)

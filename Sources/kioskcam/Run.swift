@@ -29,6 +29,7 @@ struct Run: AsyncParsableCommand {
             let configuration = try common.loadConfiguration()
             let logger = common.makeLogger(configuration)
             MediaLibraryLog.setVerbose(common.verbose)
+            MediaMemory.keepLargeBuffersOutOfTheHeap()   // each segment's encoder, freed, goes back to the system
             let limit = try runFor.map { text -> Double in
                 guard let seconds = parseDuration(text), seconds > 0 else {
                     throw CLIError("--for \(text): use a time such as 20s or 1m", exitCode: 64)

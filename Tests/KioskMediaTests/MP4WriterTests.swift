@@ -150,6 +150,30 @@ final class MP4WriterTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(report.videoPackets, 60)
     }
 
+    /// At a segment cut the old file still waits for its sound tail: its video must be
+    /// in the file already, so a power cut then costs no video of it. Before, its last
+    /// frames stayed in the encoder and the open fragment until the file was finished,
+    /// and the power-cut battery (scripts/torture) lost 2.0 s at such a kill.
+    func testFinishedVideoIsInTheFileBeforeTheFileIsFinished() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path + "/cut.mp4"
+        let writer = try writeClip(path, frames: 50, finish: false)
+        try writer.finishVideo()
+        var samples = [Int16](repeating: 0, count: 1600)
+        try samples.withUnsafeMutableBufferPointer { try writer.writeAudio(UnsafeBufferPointer($0)) }  // the sound goes on
+        // A power cut now: the file as it is on disk.
+        let copy = folder.path + "/as-on-disk.mp4"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let report = try MediaSalvage.inspect(copy)
+        XCTAssertEqual(report.videoPackets, 50, "every frame, not just the 30 of the first fragment")
+        XCTAssertEqual(report.seconds, 50.0 / 30, accuracy: 0.05)
+
+        try writer.finish()
+        let probe = try FFprobe.probe(path)
+        XCTAssertEqual(probe.video?.frameCount, 50)
+        XCTAssertEqual(probe.audio?.durationSeconds ?? 0, 51.0 / 30, accuracy: 0.05, "the sound tail after the video's end is kept")
+    }
+
     func testSalvageRemuxRecoversATornFile() throws {
         let folder = TemporaryDirectory()
         let path = folder.path + "/torn.mp4"

@@ -27,6 +27,10 @@ final class SalvageTests: XCTestCase {
 
     /// An interrupted recording as `kill -9` leaves it: `frames` frames, no trailer.
     private func writeInterruptedRecording(_ path: String, frames: Int = 75) throws {
+        try writeRecording(path, frames: frames, finished: false)
+    }
+
+    private func writeRecording(_ path: String, frames: Int, finished: Bool) throws {
         let writer = try MP4Writer(settings: MP4WriterSettings(path: path, video: VideoTrackSettings(input: format), audio: nil))
         let renderer = TestPatternRenderer(format: format)
         var pixels = [UInt8](repeating: 0, count: format.frameByteCount)
@@ -34,7 +38,7 @@ final class SalvageTests: XCTestCase {
             pixels.withUnsafeMutableBytes { renderer.render(into: $0, sequence: index, caption: []) }
             try pixels.withUnsafeBytes { try writer.writeVideo($0, nanosecondsFromStart: Int64(index) * 33_333_333) }
         }
-        writer.abandon()
+        if finished { try writer.finish() } else { writer.abandon() }
     }
 
     private func append(_ bytes: [UInt8], to path: String) throws {
@@ -140,6 +144,60 @@ final class SalvageTests: XCTestCase {
         guard case .recovered? = results.first?.outcome else { return XCTFail("the third attempt still runs: \(results)") }
         XCTAssertFalse(FileManager.default.fileExists(atPath: counter))
         XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
+    }
+
+    /// A crash between a move's link into the library and the unlink of the temp name
+    /// leaves one finished file under two names. The next start finishes the move instead
+    /// of salvaging the file into the library again: the power-cut battery
+    /// (scripts/torture) found one recording as both `HHMMSS.mp4` and `HHMMSS-1.mp4`.
+    func testAMoveCutShortAfterItsLinkIsFinishedNotSalvagedAgain() throws {
+        let library = try Library()
+        let temp = library.layout.incomingPath(.video, time)
+        try writeRecording(temp, frames: 75, finished: true)
+        let directory = library.layout.dateDirectory(.video, time)
+        let final = library.layout.finalPath(.video, time)
+        try library.files.makeDirectories(directory)
+        XCTAssertEqual(link(temp, final), 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: final))
+
+        let results = IncomingSalvage(files: library.files, logger: logger).salvageAll()
+        guard case .recovered(let path, let seconds)? = results.first?.outcome, results.count == 1 else { return XCTFail("\(results)") }
+        XCTAssertEqual(path, final)
+        XCTAssertEqual(seconds, 2.5, accuracy: 0.05)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).sorted(), [".index", "050607.mp4"],
+                       "one recording, one name")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: final)), before, "the library file is left as it was")
+        let index = try String(contentsOfFile: directory + "/" + LibraryIndex.fileName, encoding: .utf8)
+        XCTAssertEqual(index.split(separator: "\n").count, 1, index)
+        XCTAssertEqual(LibraryIndex.parse(index)["050607.mp4"] ?? 0, 2.5, accuracy: 0.05)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: library.layout.incomingDirectory), [],
+                       "no temp name and no attempt counter left")
+    }
+
+    /// The count is replaced, never rewritten in place, so a kill while it is written
+    /// leaves the old count or the new one. Rewritten in place (truncate, then write), a
+    /// kill between the two left an empty counter that read as 0: the power-cut battery
+    /// (scripts/torture) saw a file's interrupted attempts forgotten that way. A new count
+    /// a kill left unrenamed is removed at the next start.
+    func testAnAttemptCounterIsReplacedNotRewrittenInPlace() throws {
+        let library = try Library()
+        let temp = library.layout.incomingPath(.video, time)
+        try writeInterruptedRecording(temp)
+        let counter = library.layout.incomingDirectory + "/.video-20260304-050607.mp4.part.attempts"
+        try Data("2\n".utf8).write(to: URL(fileURLWithPath: counter))
+        try Data().write(to: URL(fileURLWithPath: counter + ".new"))
+        let old = open(counter, O_RDONLY)
+        XCTAssertGreaterThanOrEqual(old, 0)
+        defer { close(old) }
+
+        let results = IncomingSalvage(files: library.files, logger: logger).salvageAll()
+        guard case .recovered? = results.first?.outcome else { return XCTFail("the third attempt runs: \(results)") }
+        var bytes = [UInt8](repeating: 0, count: 8)
+        let count = pread(old, &bytes, bytes.count, 0)
+        XCTAssertEqual(String(decoding: bytes.prefix(max(0, count)), as: UTF8.self), "2\n",
+                       "the old count stays whole until the new one replaces it")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: library.layout.incomingDirectory), [],
+                       "no counter and no unrenamed new count left")
     }
 
     /// Random damage to real recordings: salvage always answers (recovered, discarded or
