@@ -66,6 +66,8 @@ public final class Appliance: @unchecked Sendable {
     public let graph: MediaGraph
     /// Digital zoom in front of the graph, for cameras without a zoom control.
     public let digitalZoom: DigitalZoomStage
+    /// The live stream of the one encode (`[stream] url`), nil when none is configured.
+    public let stream: StreamOutput?
     /// Run-time camera settings (socket `camera.set`), kept across reconnects.
     let cameraAdjuster: CameraAdjuster
     public let usingBuiltInSources: Bool
@@ -117,6 +119,16 @@ public final class Appliance: @unchecked Sendable {
                            clock: SystemClock(), logger: logger, onEvent: { relay.forward($0) })
         owner = RecordingOwner(video: graph.video, audio: graph.audio)
         digitalZoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
+        if !configuration.stream.url.isEmpty, camera != nil {
+            // About two seconds of the stream may wait for the network before whole GOPs go.
+            let bitrate = configuration.effectiveVideoBitrate + configuration.encoder.audioBitrate
+            let output = StreamOutput(url: configuration.stream.url, queueBytes: max(bitrate / 4, 256 * 1024),
+                                      audio: configuration.stream.audio && microphone != nil, clock: SystemClock(), logger: logger)
+            graph.encoder.add(output)
+            stream = output
+        } else {
+            stream = nil
+        }
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, logger: logger)
         relay.target = self
         try salvageLeftovers(configuration)
@@ -197,6 +209,7 @@ public final class Appliance: @unchecked Sendable {
             }
         }
         lock.withLock { sourcesRunning = true }
+        stream?.start()
     }
 
     /// Stops capture (first, on shutdown, so the recorder sees no more input).
@@ -383,6 +396,7 @@ public final class Appliance: @unchecked Sendable {
     /// encoder threads and the storage guard. Call after `stopSources()`. Blocking.
     public func finishRecording(timeout: Double = 30) {
         if recordingState != .idle { logger.notice("finishing the recording before exit") }
+        stream?.stop()
         graph.shutdown(timeout: timeout)
         storage.stop()
     }

@@ -131,7 +131,8 @@ public enum SourceFactory {
             layout: LibraryLayout(root: configuration.storage.mediaRoot),
             video: video.map {
                 VideoTrackSettings(input: $0, codecName: encoder.videoCodec, bitrate: encoder.videoBitrate,
-                                   keyframeInterval: encoder.keyframeInterval, preset: encoder.preset, threads: encoder.threads)
+                                   keyframeInterval: encoder.keyframeInterval, preset: encoder.preset,
+                                   tune: encoder.tune == "none" ? "" : encoder.tune, threads: encoder.threads)
             },
             audio: audio.map { AudioTrackSettings(input: $0, bitrate: encoder.audioBitrate) },
             segmentPolicy: configuration.segmentPolicy,

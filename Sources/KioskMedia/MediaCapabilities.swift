@@ -6,6 +6,7 @@ import CAVUtil
 public enum MediaCapabilities {
     /// Whether `name` is a video encoder here.
     public static func hasVideoEncoder(_ name: String) -> Bool {
+        if name == "auto" || name == "null" { return true }   // VideoEncoders.open's choices
         guard let codec = avcodec_find_encoder_by_name(name) else { return false }
         return codec.pointee.type == AVMEDIA_TYPE_VIDEO
     }

@@ -23,7 +23,7 @@ struct ConfigCommand: ParsableCommand {
                 storage.segment_max_bytes = \(c.storage.segmentMaxBytes.map(String.init) ?? "no limit")
                 camera.source = \(c.camera.source)  size = \(c.camera.size)  fps = \(c.camera.framesPerSecond)  pixel_format = \(c.camera.pixelFormat?.rawValue ?? "auto")
                 microphone.source = \(c.microphone.source)  \(c.microphone.sampleRate) Hz  \(c.microphone.channels) ch
-                encoder.video_codec = \(c.encoder.videoCodec)  preset = \(c.encoder.preset)  video bitrate = \(c.effectiveVideoBitrate / 1000) kbit/s  keyframe every \(c.encoder.keyframeInterval) frames
+                encoder.video_codec = \(c.encoder.videoCodec)  preset = \(c.encoder.preset)  tune = \(c.encoder.tune)  video bitrate = \(c.effectiveVideoBitrate / 1000) kbit/s  keyframe every \(c.encoder.keyframeInterval) frames
                 configuration OK
                 """)
             }

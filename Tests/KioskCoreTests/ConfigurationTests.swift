@@ -57,8 +57,10 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(c.camera.size, FrameSize(width: 1280, height: 720))
         XCTAssertEqual(c.camera.framesPerSecond, 30)
         XCTAssertEqual(c.microphone.source, .automatic)
-        XCTAssertEqual(c.encoder.videoCodec, "libx264")
+        XCTAssertEqual(c.encoder.videoCodec, "auto", "the hardware encoder where it works, else libx264")
         XCTAssertEqual(c.encoder.preset, "veryfast")
+        XCTAssertEqual(c.encoder.tune, "zerolatency")
+        XCTAssertEqual(c.stream.url, "", "no stream unless configured")
         XCTAssertNil(c.encoder.videoBitrate)
         XCTAssertEqual(c.encoder.keyframeInterval, 30)
         XCTAssertEqual(c.logging.level, .info)
@@ -103,6 +105,9 @@ final class ConfigurationTests: XCTestCase {
         ("encoder", "keyframe_interval", "15"),
         ("encoder", "audio_bitrate_kbps", "96"),
         ("encoder", "threads", "4"),
+        ("encoder", "tune", "\"none\""),
+        ("stream", "url", "\"rtsp://127.0.0.1:8554/cam\""),
+        ("stream", "audio", "false"),
         ("snapshot", "jpeg_quality", "75"),
         ("logging", "level", "\"debug\""),
         ("buttons", "chip", "\"gpiochip4\""),
@@ -194,6 +199,9 @@ final class ConfigurationTests: XCTestCase {
         expected.encoder.keyframeInterval = 15
         expected.encoder.audioBitrate = 96_000
         expected.encoder.threads = 4
+        expected.encoder.tune = "none"
+        expected.stream.url = "rtsp://127.0.0.1:8554/cam"
+        expected.stream.audio = false
         expected.snapshot.jpegQuality = 75
         expected.logging.level = .debug
         for section in Self.sectionsCheckedAlone {
@@ -322,6 +330,9 @@ final class ConfigurationTests: XCTestCase {
             ("encoder.video_codec", "\"lib x264\"", ["libx264"]),
             ("encoder.keyframe_interval", "60", ["from 1 to 30 frames"]),
             ("snapshot.jpeg_quality", "true", ["true", "from 1 to 100"]),
+            ("encoder.tune", "\"fastest\"", ["fastest", "zerolatency"]),
+            ("stream.url", "\"http://example.com/live\"", ["rtmp://", ".m3u8"]),
+            ("stream.audio", "1", ["true or false"]),
             ("logging.level", "\"verbose\"", ["\"trace\"", "\"critical\""]),
         ]
         for (key, value, fragments) in cases {

@@ -135,10 +135,16 @@ public struct Configuration: Sendable, Equatable {
     }
 
     public struct Encoder: Sendable, Equatable {
-        /// libavcodec encoder name: `libx264`, or a board's hardware encoder such as `h264_v4l2m2m`.
-        public var videoCodec = "libx264"
+        /// `auto` (the board's hardware encoder where one opens, else libx264), `null`
+        /// (stand-in packets, for tests) or a libavcodec encoder name such as `libx264`.
+        public var videoCodec = "auto"
         /// Encoder speed preset (libx264 only).
         public var preset = "veryfast"
+        /// libx264 tuning. `zerolatency` (the default) encodes each frame as it comes,
+        /// with no lookahead and no frame threads: a recording starts and stops at once
+        /// and the encoder holds one frame instead of a dozen (see the README's figures).
+        /// "none" leaves libx264's own defaults.
+        public var tune = "zerolatency"
         /// Video bitrate in bits/s; nil: 4.05 bits per pixel below 640x480, else 10.1.
         public var videoBitrate: Int? = nil
         /// Frames between keyframes; also the fragment length of the MP4.
@@ -146,6 +152,14 @@ public struct Configuration: Sendable, Equatable {
         public var audioBitrate = 128_000
         /// Encoder threads; 0 lets the encoder choose.
         public var threads = 0
+    }
+
+    public struct Stream: Sendable, Equatable {
+        /// Where the daemon sends its one encode live (empty: nowhere): `rtmp://…`,
+        /// `rtsp://…`, `srt://…`, or an HLS playlist path ending in `.m3u8`.
+        public var url = ""
+        /// Whether the sound goes too.
+        public var audio = true
     }
 
     public struct Snapshot: Sendable, Equatable {
@@ -166,6 +180,7 @@ public struct Configuration: Sendable, Equatable {
     public var microphone = Microphone()
     public var encoder = Encoder()
     public var snapshot = Snapshot()
+    public var stream = Stream()
     public var logging = Logging()
     public var buttons = Buttons()
     public var touch = Touch()

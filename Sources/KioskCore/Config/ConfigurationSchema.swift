@@ -38,6 +38,14 @@ struct ConfigKey {
         }
     }
 
+    static func bool(_ path: String, _ set: @escaping (inout Configuration, Bool) -> Void) -> ConfigKey {
+        ConfigKey(path: path, allowed: "true or false") { config, value in
+            guard case .boolean(let flag) = value else { return false }
+            set(&config, flag)
+            return true
+        }
+    }
+
     /// A camera control: "auto" or a whole number.
     static func control(_ path: String, _ set: @escaping (inout Configuration, Configuration.ControlSetting) -> Void) -> ConfigKey {
         ConfigKey(path: path, allowed: "\"auto\" or a whole number (clamped to the camera's range)") { config, value in
@@ -135,7 +143,7 @@ extension Configuration {
             .integer("microphone.channels", 1...2) { c, v in c.microphone.channels = v },
             .number("microphone.tone_hz", 20...20_000, unit: " Hz") { c, v in c.microphone.toneFrequency = v },
 
-            .string("encoder.video_codec", allowed: "a libavcodec H.264 encoder name such as \"libx264\" or \"h264_v4l2m2m\"") { c, text in
+            .string("encoder.video_codec", allowed: "\"auto\", \"null\" or a libavcodec H.264 encoder name such as \"libx264\" or \"h264_v4l2m2m\"") { c, text in
                 guard !text.isEmpty, text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { return false }
                 c.encoder.videoCodec = text
                 return true
@@ -143,6 +151,11 @@ extension Configuration {
             .string("encoder.preset", allowed: "a libx264 preset: " + Self.x264Presets.joined(separator: ", ")) { c, text in
                 guard Self.x264Presets.contains(text) else { return false }
                 c.encoder.preset = text
+                return true
+            },
+            .string("encoder.tune", allowed: "a libx264 tune: none, " + Self.x264Tunes.joined(separator: ", ")) { c, text in
+                guard text == "none" || Self.x264Tunes.contains(text) else { return false }
+                c.encoder.tune = text
                 return true
             },
             .integer("encoder.video_bitrate_kbps", 0...100_000, unit: " (0: the default from the frame size)") { c, v in
@@ -154,11 +167,23 @@ extension Configuration {
             .integer("encoder.audio_bitrate_kbps", 16...320) { c, v in c.encoder.audioBitrate = v * 1000 },
             .integer("encoder.threads", 0...16, unit: " (0: automatic)") { c, v in c.encoder.threads = v },
 
+            .string("stream.url", allowed: "\"\" (off), an rtmp://, rtsp:// or srt:// URL, or an HLS playlist path ending in .m3u8") { c, text in
+                let schemes = ["rtmp://", "rtmps://", "rtsp://", "srt://"]
+                guard text.isEmpty || schemes.contains(where: text.hasPrefix) || (text.hasPrefix("/") && text.hasSuffix(".m3u8")),
+                      !text.contains(where: { $0.isNewline || $0 == "\0" }) else { return false }
+                c.stream.url = text
+                return true
+            },
+            .bool("stream.audio") { c, v in c.stream.audio = v },
+
             .integer("snapshot.jpeg_quality", 1...100) { c, v in c.snapshot.jpegQuality = v },
 
             .choice("logging.level", LogLevel.self) { c, v in c.logging.level = v },
         ]
     }
+
+    /// libx264's tunes.
+    static let x264Tunes = ["zerolatency", "film", "animation", "grain", "stillimage", "fastdecode", "psnr", "ssim"]
 
     /// libx264's presets, fastest first.
     static let x264Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
