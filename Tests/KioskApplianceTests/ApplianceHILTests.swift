@@ -731,4 +731,117 @@ final class ApplianceHILTests: XCTestCase {
         try listing.write(toFile: work + "/library.txt", atomically: true, encoding: .utf8)
         for line in listing.split(separator: "\n") { note("library: \(line)") }
     }
+
+    // MARK: Digital zoom
+
+    /// Luma of a picture (a still or a recording's frame) as ffmpeg reads it, after
+    /// `filter` (empty: as it is), at 320x180.
+    private func luma(_ path: String, filter: String, seek: String? = nil) throws -> [UInt8] {
+        let raw = path + ".\(abs(filter.hashValue)).gray"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        var arguments = ["-nostdin", "-v", "error", "-y"]
+        if let seek { arguments += ["-sseof", seek] }
+        arguments += ["-i", path, "-frames:v", "1"]
+        if !filter.isEmpty { arguments += ["-vf", filter] }
+        try Tool.run("ffmpeg", arguments + ["-f", "rawvideo", "-pix_fmt", "gray", raw])
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+    }
+
+    /// Peak signal-to-noise ratio of two equally long luma pictures, in dB.
+    private func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        guard a.count == b.count, !a.isEmpty else { return 0 }
+        var squares = 0.0
+        for index in a.indices { let d = Double(Int(a[index]) - Int(b[index])); squares += d * d }
+        return squares == 0 ? 99 : 10 * log10(255 * 255 / (squares / Double(a.count)))
+    }
+
+    /// vivid has no zoom control, so `camera.set zoom=2` is the digital zoom: the still and
+    /// the recording both show the centre half of the picture, scaled up — compared with
+    /// a still taken at 1x, cropped and scaled by ffmpeg, and with that still as it is.
+    func testDigitalZoomShowsTheCentreCropInStillsAndRecordings() throws {
+        let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
+        let temporary = TemporaryDirectory("kioskcam-zoom")
+        let work = temporary.path
+        try FileManager.default.createDirectory(atPath: work + "/media", withIntermediateDirectories: true)
+        let config = work + "/kioskcam.toml"
+        try """
+        [storage]
+        media_root = "\(work)/media"
+        [camera]
+        source = "\(camera)"
+        size = "320x180"
+        fps = 15
+        [microphone]
+        source = "none"
+        [encoder]
+        preset = "ultrafast"
+        [buttons]
+        chip = "none"
+        [screen]
+        framebuffer = "memory"
+        [touch]
+        device = "none"
+        [control]
+        state_directory = "\(work)/state"
+        socket = "\(work)/control.sock"
+        socket_group = ""
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        // vivid's colour bars are the same in every row: its "100% Color Squares" pattern
+        // (menu entry 4) tells a vertical shift too.
+        try Tool.run("v4l2-ctl", ["-d", camera, "-c", "test_pattern=4"])
+        defer { _ = try? Tool.run("v4l2-ctl", ["-d", camera, "-c", "test_pattern=0"], allowFailure: true) }
+        let daemon = Daemon(work: work, config: config)
+        try daemon.start()
+        defer {
+            kill(daemon.process.processIdentifier, SIGTERM)
+            _ = daemon.wait(timeout: 30)
+        }
+        let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
+        guard check(waitFor(120, interval: 0.5) { (try? client.send(.status)) != nil }, "the daemon answers on its socket",
+                    daemon.logText().suffix(1500).description) else { return }
+
+        func still(_ name: String) throws -> String? {
+            Thread.sleep(forTimeInterval: 1.1)   // stills are named by the second
+            let response = try client.send(.snapshot)
+            let path = response.result?["path"]?.stringValue
+            check(path != nil, "a still at \(name)", "\(response)")
+            return path
+        }
+        guard let wide = try still("1x") else { return }
+        let zoom = try client.send(.cameraSet(try CameraAdjustment(parsing: ["zoom=2"])))
+        check(zoom.result?["zoom"]?.objectValue?["applied"]?.stringValue?.contains("digital") ?? false,
+              "camera.set zoom=2 on vivid (no zoom control) is the digital zoom", "\(zoom)")
+        Thread.sleep(forTimeInterval: 2)   // past the 0.5 s ramp, even under TCG
+        let got = try client.send(.cameraGet)
+        note("camera.get: \(got)")
+        guard let zoomed = try still("2x") else { return }
+        let recording = try client.send(.recordStart(audioOnly: false, duration: 2))
+        check(recording.error == nil, "record.start for 2 s at 2x", "\(recording)")
+        check(waitFor(120, interval: 0.5) {
+            (try? client.send(.status))?.result?["state"]?.stringValue == "idle"
+                && !files(under: daemon.media).filter { $0.hasSuffix(".mp4") }.isEmpty
+        }, "the 2x recording is in the library")
+        guard let video = files(under: daemon.media).first(where: { $0.hasSuffix(".mp4") }).map({ daemon.media + "/" + $0 }) else { return }
+
+        // The centre half (even origin, as the zoom crops), and the same half shifted by
+        // 16 px each way: the zoomed pictures must match the centre best (parts of the
+        // picture move, so the match is not exact; the ranking is what tells).
+        func crop(_ x: Int, _ y: Int) throws -> [UInt8] { try luma(wide, filter: "crop=160:90:\(x):\(y),scale=320:180:flags=bilinear") }
+        let centre = try crop(80, 44)
+        let shifted = [("left", try crop(64, 44)), ("right", try crop(96, 44)), ("up", try crop(80, 28)), ("down", try crop(80, 60))]
+        let whole = try luma(wide, filter: "")
+        for (name, picture) in [("the 2x still", try luma(zoomed, filter: "")),
+                                ("the 2x recording's last frame", try luma(video, filter: "", seek: "-0.5"))] {
+            let toCentre = psnr(picture, centre), toWhole = psnr(picture, whole)
+            let others = shifted.map { ($0.0, psnr(picture, $0.1)) }
+            let bestOther = others.map(\.1).max() ?? 0
+            let table = others.map { "\($0.0) \(String(format: "%.1f", $0.1))" }.joined(separator: ", ")
+            note("\(name): PSNR \(String(format: "%.1f", toCentre)) dB against the 1x still's centre crop; shifted crops \(table); "
+                 + "the whole 1x still \(String(format: "%.1f", toWhole)) dB")
+            check(toCentre > bestOther + 1, "\(name) is the centre crop: it matches it better than any crop 16 px off",
+                  "centre \(toCentre) dB, \(table)")
+            check(toCentre > toWhole + 3, "\(name) is zoomed: it matches the 2x centre crop better than the 1x picture",
+                  "centre \(toCentre) dB, whole \(toWhole) dB")
+        }
+    }
 }
