@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The memory of one video frame or audio chunk, shared by reference.
 ///
@@ -69,7 +68,12 @@ public final class BufferPool: Sendable {
     public let bufferCount: Int
     private let memory: UnsafeMutableRawPointerBox
     private let stride: Int
-    private let free: Mutex<[Int]>
+    /// The free blocks' indices. Guarded by a pthread mutex (`Lock`), not a Swift
+    /// `Mutex`: ThreadSanitizer sees the hand-off of a block from its last reader to its
+    /// next writer only through a lock it intercepts (the Synchronization module is not
+    /// instrumented, and through it every reused block read as a data race).
+    private let lock = Lock()
+    nonisolated(unsafe) private var free: [Int]
 
     public init(bufferCapacity: Int, count: Int) {
         self.bufferCapacity = bufferCapacity
@@ -77,22 +81,22 @@ public final class BufferPool: Sendable {
         // One allocation for all blocks, each aligned for SIMD and swscale.
         stride = (max(bufferCapacity, 1) + 63) & ~63
         memory = UnsafeMutableRawPointerBox(UnsafeMutableRawPointer.allocate(byteCount: stride * max(count, 1), alignment: 64))
-        free = Mutex(Array((0..<count).reversed()))
+        free = Array((0..<count).reversed())
     }
 
     deinit { memory.pointer.deallocate() }
 
     /// A free block as a buffer (its `byteCount` 0), or nil when every block is held.
     public func take() -> MediaBuffer? {
-        guard let index = free.withLock({ $0.popLast() }) else { return nil }
+        guard let index = lock.withLock({ free.popLast() }) else { return nil }
         return MediaBuffer(pool: self, index: index, baseAddress: memory.pointer + index * stride)
     }
 
     fileprivate func giveBack(_ index: Int) {
-        free.withLock { $0.append(index) }
+        lock.withLock { free.append(index) }
     }
 
-    public var freeCount: Int { free.withLock { $0.count } }
+    public var freeCount: Int { lock.withLock { free.count } }
 }
 
 /// A raw pointer that is only ever read, so a `Sendable` class can hold it.
