@@ -32,4 +32,8 @@ static inline AVRational kc_av_time_base_q(void) { return AV_TIME_BASE_Q; }
 #include <malloc.h>
 static inline int kc_malloc_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
 static inline size_t kc_malloc_mapped_bytes(void) { return mallinfo2().hblkhd; }
+/* No transparent huge pages for this process: x264 asks for them on its large buffers
+   (madvise), and a 2 MiB page that khugepaged collapses later makes resident memory jump. */
+#include <sys/prctl.h>
+static inline int kc_disable_transparent_huge_pages(void) { return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0); }
 #endif

@@ -70,7 +70,8 @@ struct Record: ParsableCommand {
             try applyOverrides(&configuration)
             let logger = common.makeLogger(configuration)
             MediaLibraryLog.setVerbose(common.verbose)
-            MediaMemory.keepLargeBuffersOutOfTheHeap()   // each segment's encoder, freed, goes back to the system
+            MediaMemory.keepLargeBuffersOutOfTheHeap()   // an encoder's buffers, freed, go back to the system
+            MediaMemory.avoidTransparentHugePages()      // resident memory that does not jump
             let limit = try duration.map { text -> Double in
                 guard let seconds = parseDuration(text), seconds > 0 else {
                     throw CLIError("--duration \(text): use a time such as 10s, 1.5m or 1h", exitCode: 64)

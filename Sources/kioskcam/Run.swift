@@ -29,7 +29,8 @@ struct Run: AsyncParsableCommand {
             let configuration = try common.loadConfiguration()
             let logger = common.makeLogger(configuration)
             MediaLibraryLog.setVerbose(common.verbose)
-            MediaMemory.keepLargeBuffersOutOfTheHeap()   // each segment's encoder, freed, goes back to the system
+            MediaMemory.keepLargeBuffersOutOfTheHeap()   // an encoder's buffers, freed, go back to the system
+            MediaMemory.avoidTransparentHugePages()      // resident memory that does not jump
             let limit = try runFor.map { text -> Double in
                 guard let seconds = parseDuration(text), seconds > 0 else {
                     throw CLIError("--for \(text): use a time such as 20s or 1m", exitCode: 64)
