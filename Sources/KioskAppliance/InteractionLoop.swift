@@ -343,7 +343,11 @@ public final class InteractionLoop: @unchecked Sendable {
         showLED(now: now)
         if let renderer, controller?.model.page == .live, now >= nextPreview {
             nextPreview = now.advanced(byNanoseconds: previewInterval)
-            if let frame = appliance.graph.preview.takeNewFrame(), (try? renderer.updatePreview(frame)) != nil { draw() }
+            if let frame = appliance.graph.preview.takeNewFrame() {
+                let updated = (try? renderer.updatePreview(frame)) != nil
+                frame.buffer.doneReading()
+                if updated { draw() }
+            }
         }
     }
 

@@ -22,6 +22,16 @@ public final class MediaBuffer: @unchecked Sendable {
         case external(@Sendable () -> Void)
     }
 
+    /// Says this thread has finished reading the buffer (it may still hold it). A pool's
+    /// block goes back to the pool on whichever thread lets go last — often the producer,
+    /// after a consumer read it and let go first. That hand-off is ordered by the Swift
+    /// runtime's reference count, an atomic ThreadSanitizer does not see (the runtime is
+    /// not instrumented); this lock round trip on the pool's lock, which `take()` also
+    /// passes, makes the order visible to it. Costs one uncontended lock per consumer.
+    public func doneReading() {
+        if case .pool(let pool, _) = release { pool.synchronize() }
+    }
+
     /// A standalone buffer with memory of its own.
     public init(capacity: Int) {
         self.capacity = capacity
@@ -91,6 +101,9 @@ public final class BufferPool: Sendable {
         guard let index = lock.withLock({ free.popLast() }) else { return nil }
         return MediaBuffer(pool: self, index: index, baseAddress: memory.pointer + index * stride)
     }
+
+    /// A lock round trip: see `MediaBuffer.doneReading()`.
+    fileprivate func synchronize() { lock.withLock {} }
 
     fileprivate func giveBack(_ index: Int) {
         lock.withLock { free.append(index) }

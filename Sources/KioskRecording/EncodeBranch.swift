@@ -148,8 +148,12 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
                 if audioEncoder == nil, let settings = audioSettings { openAudio(settings, current) }
             }
             switch item {
-            case .video(let frame)?: encode(frame, demand: demand, outputs: current)
-            case .audio(let chunk)?: encode(chunk, demand: demand, outputs: current)
+            case .video(let frame)?:
+                encode(frame, demand: demand, outputs: current)
+                frame.buffer.doneReading()
+            case .audio(let chunk)?:
+                encode(chunk, demand: demand, outputs: current)
+                chunk.buffer.doneReading()
             case nil: break
             }
             let took = clock.now().nanoseconds(since: now)

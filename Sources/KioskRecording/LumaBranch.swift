@@ -56,8 +56,10 @@ public final class LumaBranch: CaptureBranch, @unchecked Sendable {
             waiting = nil
             return (frame, subscribers)
         }) else { return }
-        guard let luma = LumaDownscaler.downscale(frame.buffer.bytes, format: frame.format, targetWidth: targetWidth,
-                                                  time: frame.timestamp) else { return }
+        let downscaled = LumaDownscaler.downscale(frame.buffer.bytes, format: frame.format, targetWidth: targetWidth,
+                                                  time: frame.timestamp)
+        frame.buffer.doneReading()
+        guard let luma = downscaled else { return }
         lock.withLock { made += 1 }
         for receiver in receivers { receiver(luma) }
     }

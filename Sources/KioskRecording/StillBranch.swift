@@ -93,6 +93,7 @@ public final class StillBranch: CaptureBranch, @unchecked Sendable {
     }
 
     private func save(_ frame: VideoFrame) -> Result<String, RecorderError> {
+        defer { frame.buffer.doneReading() }
         do {
             let encoder: JPEGEncoder
             if let existing = self.encoder, existing.input == frame.format {
