@@ -320,6 +320,9 @@ final class DaemonTests: XCTestCase {
         let second = try startDaemon(in: folder)
         defer { second.killAndReap() }
         XCTAssertTrue(second.logText().contains("recovered"), second.logText())
+        // Up and answering before it is stopped (salvage may still be running otherwise,
+        // under a sanitizer for seconds).
+        XCTAssertTrue(waitFor(30) { (try? second.kioskcam(["status"]).status) == 0 }, second.logText())
         second.signal(SIGTERM)
         XCTAssertEqual(second.wait(), 0)
         let videos = folder.files().filter { $0.hasSuffix(".mp4") && !$0.contains(".incoming") }
