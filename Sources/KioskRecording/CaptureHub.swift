@@ -78,6 +78,11 @@ public final class PreviewBranch: CaptureBranch, @unchecked Sendable {
         }
     }
 
+    /// The camera stopped: the last frame is let go (it may hold a driver's buffer).
+    public func videoEnded(_ name: String, _ end: SourceEnd) {
+        lock.withLock { latest = nil }
+    }
+
     /// The newest frame if one arrived since the last call (the branch lets go of it).
     public func takeNewFrame() -> VideoFrame? {
         lock.withLock {

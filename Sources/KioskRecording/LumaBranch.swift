@@ -38,6 +38,11 @@ public final class LumaBranch: CaptureBranch, @unchecked Sendable {
     /// Stops the thread (blocking).
     public func stop() { thread?.stop() }
 
+    /// The camera stopped: a frame not yet made small is let go (it may hold a driver's buffer).
+    public func videoEnded(_ name: String, _ end: SourceEnd) {
+        lock.withLock { waiting = nil }
+    }
+
     public func take(_ frame: VideoFrame) {
         let wake = lock.withLock { () -> Bool in
             guard !subscribers.isEmpty else { return false }

@@ -30,8 +30,10 @@ public final class MediaGraph: CaptureSink, @unchecked Sendable {
                 onEvent: @escaping @Sendable (RecorderEvent) -> Void) {
         let encoder = EncodeBranch(video: settings.video, audio: settings.audio, overflow: .dropOldest, clock: clock, logger: logger)
         self.encoder = encoder
+        // The encoder holds its outputs, so an output refers to the encoder weakly (a
+        // cycle here leaked the whole graph when it was let go; AddressSanitizer found it).
         video = RecordingOutput(kind: .video, settings: settings, clock: clock, logger: logger,
-                                requestKeyframe: { encoder.requestKeyframe(at: $0) }, onEvent: onEvent)
+                                requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) }, onEvent: onEvent)
         if settings.audio != nil {
             var soundOnly = settings
             soundOnly.video = nil

@@ -103,8 +103,9 @@ public final class Recorder: CaptureSink, @unchecked Sendable {
         self.onEvent = onEvent
         let encoder = EncodeBranch(video: settings.video, audio: settings.audio, overflow: overflow, clock: clock, logger: logger)
         self.encoder = encoder
+        // Weak: the encoder holds its outputs (a cycle leaked the graph; AddressSanitizer found it).
         output = RecordingOutput(kind: settings.video == nil ? .audio : .video, settings: settings, clock: clock, logger: logger,
-                                 blocksWhenFull: overflow == .block, requestKeyframe: { encoder.requestKeyframe(at: $0) },
+                                 blocksWhenFull: overflow == .block, requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) },
                                  onEvent: onEvent)
         stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality, clock: clock,
                              logger: logger, onSaved: { onEvent(.snapshotSaved(path: $0)) })

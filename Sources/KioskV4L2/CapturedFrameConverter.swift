@@ -45,6 +45,13 @@ final class CapturedFrameConverter {
         pool = BufferPool(bufferCapacity: delivery.pixelFormat.frameByteCount(size), count: max(bufferCount, 2))
     }
 
+    /// The frame's size when the driver's buffer already is the frame, byte for byte (a
+    /// raw layout without row padding): it can be handed on without a copy. Nil otherwise.
+    var packedByteCountWithoutCopy: Int? {
+        guard let packing, packing.isTight else { return nil }
+        return packing.packedByteCount
+    }
+
     /// Step 1, while the driver's buffer is held.
     /// - Parameters:
     ///   - source: The buffer's used bytes.

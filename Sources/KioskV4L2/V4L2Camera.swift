@@ -50,6 +50,8 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
         var delivered = 0
         var droppedNoBuffer = 0
         var corrupt = 0
+        var leased = 0
+        var copied = 0
     }
 
     /// Frames handed to the sink.
@@ -59,6 +61,10 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
     /// Frames dropped because they were broken: an undecodable JPEG, a frame the driver
     /// flagged as erroneous, or one shorter than its format needs.
     public var corruptFrames: Int { lock.withLock { counters.corrupt } }
+    /// Frames handed on in the driver's own buffer (no copy), and frames copied out of it
+    /// (MJPEG, padded rows, or too few buffers left with the driver).
+    public var framesLeased: Int { lock.withLock { counters.leased } }
+    public var framesCopied: Int { lock.withLock { counters.copied } }
 
     /// Opens the camera and sets it up for `request`, preferring `request.pixelFormat`
     /// among equally good formats (see `CameraFormatNegotiation`).
@@ -137,8 +143,12 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
 
     // MARK: Streaming
 
-    /// Driver buffers requested; the driver may grant more.
-    static let driverBufferCount = 4
+    /// Driver buffers requested; the driver may grant more. Frames are handed on in these
+    /// buffers while the graph holds them, so a few more than streaming alone needs.
+    static let driverBufferCount = 6
+    /// Buffers always left with the driver to fill: below this a frame is copied out and
+    /// its buffer given back at once, so a slow consumer never starves the camera.
+    static let buffersKeptQueued = 2
 
     /// Requests and maps the driver's buffers, queues them, starts streaming, and starts
     /// the capture thread delivering to `sink`.
@@ -154,7 +164,7 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
         }
         let buffers: MappedBuffers
         do {
-            buffers = try MappedBuffers(device: device, count: Self.driverBufferCount)
+            buffers = try MappedBuffers(device: device, count: Self.driverBufferCount, wakeFD: wakeFD)
             for index in buffers.regions.indices { try device.queueBuffer(index) }
             try device.setStreaming(true)
         } catch {
@@ -202,6 +212,10 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
                    pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         while true {
             if lock.withLock({ stopRequested }) { return .stopped }
+            // Buffers the graph let go of go back to the driver here, on this thread.
+            for index in buffers.takeReturned() {
+                do { try device.queueBuffer(index) } catch { return Self.end(for: error) }
+            }
             let waited = clock.now().nanoseconds(since: lastFrame)
             if waited >= timeoutNanoseconds {
                 let broken = brokenSinceLastFrame > 0 ? " (only broken frames arrived)" : ""
@@ -216,7 +230,10 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
                 if errno == .interrupted { continue }
                 return .failed("camera failed: poll: \(errno)")
             }
-            if fds[1].revents != 0 { continue }  // woken by stop(): checked at the top
+            if fds[1].revents != 0 {              // stop(), or a buffer let go: both handled at the top
+                kc_wake_fd_drain(wakeFD)
+                continue
+            }
             if ready == 0 { continue }           // timed out: checked at the top
             let revents = Int32(fds[0].revents)
             var gotFrame = false
@@ -265,7 +282,9 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
         case end(SourceEnd)
     }
 
-    /// Copies (or decodes) one filled buffer into the pool and gives the buffer back.
+    /// Hands one filled buffer on: by reference when its layout is the frame's (the
+    /// driver's buffer goes back when the graph lets go of it), else copied (or decoded)
+    /// into the pool and given back at once.
     private func handle(_ filled: v4l2_buffer, _ buffers: MappedBuffers, _ sink: CaptureSink) -> Handled {
         let index = Int(filled.index)
         guard buffers.regions.indices.contains(index) else { return .broken }
@@ -273,6 +292,17 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
         let timestamp = clock.timestamp(of: filled)
         // Raw drivers that leave bytesused at 0 mean "all of it"; for JPEG, 0 is an empty frame.
         let used = filled.bytesused > 0 || decodesJPEG ? min(Int(filled.bytesused), region.length) : region.length
+        if let packed = converter.packedByteCountWithoutCopy, used >= packed,
+           filled.flags & UInt32(V4L2_BUF_FLAG_ERROR) == 0,
+           let buffer = buffers.lease(index, byteCount: packed, keepingQueued: Self.buffersKeptQueued) {
+            sink.deliver(VideoFrame(buffer: buffer, format: format, timestamp: timestamp, sequence: Int(filled.sequence)))
+            lock.withLock {
+                counters.delivered += 1
+                counters.leased += 1
+            }
+            return .usable
+        }
+        if !decodesJPEG { lock.withLock { counters.copied += 1 } }
         let staged = converter.copyOut(UnsafeRawBufferPointer(start: region.address, count: used),
                                        flaggedError: filled.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0)
         // The frame is out of the driver's buffer: give it back before any decoding.
@@ -322,12 +352,24 @@ final class MappedBuffers: @unchecked Sendable {
     }
 
     let device: V4L2Device
+    /// Set before streaming, read by the capture thread; emptied only when no lease is
+    /// out and the capture thread has finished.
     private(set) var regions: [Region] = []
+    /// Wakes the capture thread when a lent buffer comes back (the camera's eventfd; only
+    /// written while streaming, i.e. while the camera and its fd exist).
+    private let wakeFD: CInt
+    private let leaseLock = Lock()
+    // Guarded by `leaseLock`.
     private var released = false
+    private var streaming = true
+    private var lent = 0
+    private var returned: [Int] = []
+    private var releaseWhenReturned = false
 
     /// - Throws: `V4L2Error` from REQBUFS/QUERYBUF/mmap; whatever was mapped is undone.
-    init(device: V4L2Device, count: Int) throws(V4L2Error) {
+    init(device: V4L2Device, count: Int, wakeFD: CInt = -1) throws(V4L2Error) {
         self.device = device
+        self.wakeFD = wakeFD
         let granted = try device.requestBuffers(count)
         guard granted >= 2 else {
             _ = try? device.requestBuffers(0)
@@ -347,13 +389,67 @@ final class MappedBuffers: @unchecked Sendable {
 
     deinit { release() }
 
-    /// Unmaps every buffer and gives them back to the driver (after STREAMOFF).
+    /// Buffer `index` as a frame's buffer, by reference, or nil when fewer than
+    /// `keepingQueued` others would be left with the driver (the caller copies instead).
+    /// The lease holds these mappings; when the last holder lets go, the index is handed
+    /// back to the capture thread (`takeReturned`), which requeues it.
+    func lease(_ index: Int, byteCount: Int, keepingQueued: Int) -> MediaBuffer? {
+        guard regions.indices.contains(index), byteCount <= regions[index].length else { return nil }
+        let granted = leaseLock.withLock { () -> Bool in
+            // This one is out of the driver's queue already: `lent + 1` are then out.
+            guard streaming, regions.count - (lent + 1) >= keepingQueued else { return false }
+            lent += 1
+            return true
+        }
+        guard granted else { return nil }
+        return MediaBuffer(wrapping: regions[index].address, byteCount: byteCount) { [self] in giveBack(index) }
+    }
+
+    /// The lent buffers that came back since the last call, for the capture thread to requeue.
+    func takeReturned() -> [Int] {
+        leaseLock.withLock {
+            defer { returned.removeAll(keepingCapacity: true) }
+            return returned
+        }
+    }
+
+    /// A lease's last holder let go (any thread).
+    private func giveBack(_ index: Int) {
+        let unmapNow = leaseLock.withLock { () -> Bool in
+            lent -= 1
+            if streaming {
+                returned.append(index)
+                _ = kc_wake_fd_signal(wakeFD)
+                return false
+            }
+            guard releaseWhenReturned, lent == 0, !released else { return false }
+            released = true
+            return true
+        }
+        if unmapNow { unmapAll() }
+    }
+
+    /// Unmaps every buffer and gives them back to the driver (after STREAMOFF). While a
+    /// frame still holds one of them, that waits for the last such frame to be let go.
     func release() {
-        guard !released else { return }
-        released = true
+        let unmapNow = leaseLock.withLock { () -> Bool in
+            streaming = false
+            returned.removeAll()
+            guard !released else { return false }
+            if lent > 0 {
+                releaseWhenReturned = true
+                return false
+            }
+            released = true
+            return true
+        }
+        if unmapNow { unmapAll() }
+    }
+
+    private func unmapAll() {
         for region in regions { device.unmap(region.address, length: region.length) }
         regions = []
-        _ = try? device.requestBuffers(0)
+        if !device.closed { _ = try? device.requestBuffers(0) }
     }
 }
 

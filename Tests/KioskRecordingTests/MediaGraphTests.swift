@@ -61,18 +61,17 @@ final class SlowOutput: PacketOutput, @unchecked Sendable {
     private var queue = GOPQueue<EncodedPacket>(byteLimit: 40_000)
     private var stopRequested = false
     private var taken = 0
-    private var thread: Thread?
 
     init() {
-        let thread = Thread { [self] in
+        // The thread holds the output until `stop()`; the output does not hold the thread
+        // (that cycle outlived the test: AddressSanitizer's leak check found it).
+        Thread.detachNewThread { [self] in
             while !lock.withLock({ stopRequested }) {
                 _ = lock.withLock { queue.popFirst() }
                 lock.withLock { taken += 1 }
                 Thread.sleep(forTimeInterval: 0.15)
             }
         }
-        self.thread = thread
-        thread.start()
     }
 
     var demand: EncoderDemand { [.video, .audio] }
