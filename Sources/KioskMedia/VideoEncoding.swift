@@ -1,3 +1,4 @@
+import Foundation
 import CAVCodec
 import CAVUtil
 import Glibc
@@ -33,6 +34,17 @@ public enum VideoEncoders {
     /// The hardware encoders tried, in order, for `auto`.
     public static let hardwareCandidates = ["h264_v4l2m2m"]
 
+    /// Whether a V4L2 memory-to-memory encoder seems to exist: a video4linux node whose
+    /// name says "enc" (bcm2835-codec-encode on a Raspberry Pi, rkvenc, s5p-mfc-enc,
+    /// qcom-venus-encoder, mtk-vcodec-enc …). Reads sysfs only; opens no device.
+    static func hasV4L2EncoderNode(sysfs: String = "/sys/class/video4linux") -> Bool {
+        guard let nodes = try? FileManager.default.contentsOfDirectory(atPath: sysfs) else { return false }
+        return nodes.contains { node in
+            guard let name = try? String(contentsOfFile: "\(sysfs)/\(node)/name", encoding: .utf8) else { return false }
+            return name.lowercased().contains("enc")
+        }
+    }
+
     /// Opens the encoder `settings.codecName` names: "auto" tries each hardware encoder
     /// and falls back to libx264; "null" is the stand-in.
     /// - Returns: The encoder, and one line saying which was chosen and why (for the log).
@@ -46,6 +58,13 @@ public enum VideoEncoders {
             for name in hardwareCandidates {
                 guard avcodec_find_encoder_by_name(name) != nil else {
                     notes.append("\(name) is not in this FFmpeg build")
+                    continue
+                }
+                // libavcodec finds its device by opening every /dev/video* node, which can
+                // take seconds where cameras stream (it runs on the encoder thread); the
+                // kernel's node names say first whether a V4L2 encoder exists at all.
+                if name.hasSuffix("_v4l2m2m"), !Self.hasV4L2EncoderNode() {
+                    notes.append("\(name): no V4L2 encoder device (no /sys/class/video4linux node named like an encoder)")
                     continue
                 }
                 var hardware = settings
