@@ -119,16 +119,8 @@ public final class Appliance: @unchecked Sendable {
                            clock: SystemClock(), logger: logger, onEvent: { relay.forward($0) })
         owner = RecordingOwner(video: graph.video, audio: graph.audio)
         digitalZoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
-        if !configuration.stream.url.isEmpty, camera != nil {
-            // About two seconds of the stream may wait for the network before whole GOPs go.
-            let bitrate = configuration.effectiveVideoBitrate + configuration.encoder.audioBitrate
-            let output = StreamOutput(url: configuration.stream.url, queueBytes: max(bitrate / 4, 256 * 1024),
-                                      audio: configuration.stream.audio && microphone != nil, clock: SystemClock(), logger: logger)
-            graph.encoder.add(output)
-            stream = output
-        } else {
-            stream = nil
-        }
+        stream = camera == nil ? nil : SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
+        if let stream { graph.encoder.add(stream) }
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, logger: logger)
         relay.target = self
         try salvageLeftovers(configuration)

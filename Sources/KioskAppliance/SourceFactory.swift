@@ -124,6 +124,15 @@ public enum SourceFactory {
         }
     }
 
+    /// The live stream `[stream] url` asks for (nil when none), sized so that about two
+    /// seconds may wait for the network before whole GOPs are dropped.
+    public static func streamOutput(_ configuration: Configuration, withSound: Bool, logger: Logger) -> StreamOutput? {
+        guard !configuration.stream.url.isEmpty else { return nil }
+        let bitrate = configuration.effectiveVideoBitrate + configuration.encoder.audioBitrate
+        return StreamOutput(url: configuration.stream.url, queueBytes: max(bitrate / 4, 256 * 1024),
+                            audio: configuration.stream.audio && withSound, clock: SystemClock(), logger: logger)
+    }
+
     public static func recorderSettings(_ configuration: Configuration, video: VideoFormat?, audio: AudioFormat?,
                                         version: String) -> RecorderSettings {
         let encoder = configuration.encoder

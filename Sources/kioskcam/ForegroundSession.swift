@@ -76,14 +76,10 @@ struct ForegroundSession {
         storage.start()
         defer { storage.stop() }
         // `[stream] url`: the same packets go live too (one encode, not two).
-        var stream: StreamOutput?
-        if !configuration.stream.url.isEmpty, !audioOnly {
-            let bitrate = configuration.effectiveVideoBitrate + configuration.encoder.audioBitrate
-            let output = StreamOutput(url: configuration.stream.url, queueBytes: max(bitrate / 4, 256 * 1024),
-                                      audio: configuration.stream.audio && microphone != nil, clock: SystemClock(), logger: logger)
-            recorder.encoder.add(output)
-            output.start()
-            stream = output
+        let stream = audioOnly ? nil : SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
+        if let stream {
+            recorder.encoder.add(stream)
+            stream.start()
         }
         defer { stream?.stop() }
         let progress = ProgressLine(enabled: showProgress)
