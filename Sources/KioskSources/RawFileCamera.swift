@@ -1,9 +1,14 @@
+import Glibc
 import KioskCore
 import SystemPackage
 
 /// Replays raw frames (tightly packed, in `format`) from a file: for tests and the
 /// benchmark. Real time (`realtime`) paces frames like a camera; otherwise frames go
 /// as fast as the pipeline takes them, stamped as if they had come at `fps`.
+///
+/// The file is mapped, and each frame goes on as a view of the mapping — the way a
+/// V4L2 camera's mmap buffers go on — so a replay, like a camera, costs no copy per
+/// frame. Only when the file cannot be mapped are frames read into pool buffers.
 public final class RawFileCamera: VideoSource, @unchecked Sendable {
     public let format: VideoFormat
     public let path: String
@@ -13,6 +18,9 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
     private let clock = SystemClock()
     private let thread = SourceThread()
     private var file: FileDescriptor?
+    private let mapped: MappedFrames?
+    /// How many frames may be out at once: as many as the pool has buffers.
+    private let framesInFlight: Int
 
     /// Opens the file.
     /// - Throws: `CaptureSourceError` when it is missing, unreadable or holds no whole frame.
@@ -36,7 +44,9 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
                                      hint: "Give the frame size and pixel format the file was made with (--size, --pixel-format)")
         }
         self.file = file
-        pool = BufferPool(bufferCapacity: format.frameByteCount, count: bufferCount)
+        framesInFlight = bufferCount
+        mapped = Int(exactly: size).flatMap { MappedFrames(file: file, byteCount: $0, frameByteCount: format.frameByteCount) }
+        pool = BufferPool(bufferCapacity: mapped == nil ? format.frameByteCount : 1, count: bufferCount)
     }
 
     deinit { try? file?.close() }
@@ -49,23 +59,35 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
             var end = SourceEnd.stopped
             while !thread.shouldStop {
                 if realtime { SystemClock.sleep(until: pacer.deadline(sequence)) }
-                guard let buffer = pool.take() else {
+                let next: MediaBuffer?
+                if let mapped {
+                    guard sequence < mapped.frameCount else {
+                        end = .endOfInput
+                        break
+                    }
+                    next = mapped.frame(sequence, ifFewerThan: framesInFlight)
+                } else {
+                    next = pool.take()
+                }
+                guard let buffer = next else {
                     // Every buffer is queued: wait for the encoder (replay never drops).
                     SystemClock.sleep(until: clock.now().advanced(byNanoseconds: 1_000_000))
                     continue
                 }
-                let count: Int
-                do {
-                    count = try readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer.mutableBytes[0..<format.frameByteCount]))
-                } catch {
-                    end = .failed("reading \(path) failed: \(error)")
-                    break
+                if mapped == nil {
+                    let count: Int
+                    do {
+                        count = try readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer.mutableBytes[0..<format.frameByteCount]))
+                    } catch {
+                        end = .failed("reading \(path) failed: \(error)")
+                        break
+                    }
+                    guard count == format.frameByteCount else {
+                        end = .endOfInput
+                        break
+                    }
+                    buffer.byteCount = count
                 }
-                guard count == format.frameByteCount else {
-                    end = .endOfInput
-                    break
-                }
-                buffer.byteCount = count
                 let timestamp = realtime ? clock.now() : pacer.deadline(sequence)
                 sink.deliver(VideoFrame(buffer: buffer, format: format, timestamp: timestamp, sequence: sequence))
                 sequence += 1
@@ -85,6 +107,71 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
             total += count
         }
         return total
+    }
+}
+
+/// A raw video file mapped read-only, handing out its frames as buffers that view the
+/// mapping. The mapping lives until the camera and every frame still held let go. A
+/// frame's pages are dropped from the process when its last reader lets go, so the
+/// replay's resident memory stays a few frames, not the file.
+private final class MappedFrames: @unchecked Sendable {
+    let frameCount: Int
+    private let base: UnsafeMutableRawPointer
+    private let length: Int
+    private let frameByteCount: Int
+    private let lock = Lock()
+    // Guarded by `lock`: frames handed out and not yet let go.
+    private var held = 0
+
+    /// Nil when the file cannot be mapped (too large for the address space, a file
+    /// system without mmap): the caller reads frames instead.
+    init?(file: FileDescriptor, byteCount: Int, frameByteCount: Int) {
+        guard frameByteCount > 0, byteCount >= frameByteCount else { return nil }
+        let frameCount = byteCount / frameByteCount
+        let (length, overflow) = frameCount.multipliedReportingOverflow(by: frameByteCount)
+        guard !overflow, let address = mmap(nil, length, PROT_READ, MAP_PRIVATE, file.rawValue, 0),
+              address != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+        _ = madvise(address, length, MADV_SEQUENTIAL)
+        self.base = address
+        self.length = length
+        self.frameCount = frameCount
+        self.frameByteCount = frameByteCount
+    }
+
+    deinit { munmap(base, length) }
+
+    /// Frame `index` as a buffer, or nil while `limit` frames are still held.
+    func frame(_ index: Int, ifFewerThan limit: Int) -> MediaBuffer? {
+        guard index >= 0, index < frameCount else { return nil }
+        let admitted = lock.withLock {
+            guard held < limit else { return false }
+            held += 1
+            return true
+        }
+        guard admitted else { return nil }
+        let start = base + index * frameByteCount
+        // Fault the frame's pages in here, in one call, rather than page by page in the
+        // encoder; kernels before 5.14 refuse the advice and the reader faults instead.
+        _ = madvise(Self.pageStart(start), Self.pageSpan(start, frameByteCount), MADV_POPULATE_READ)
+        return MediaBuffer(wrapping: start, byteCount: frameByteCount) { [self] in release(index) }
+    }
+
+    private func release(_ index: Int) {
+        // Unmapping a read-only private file page loses nothing: it is read again from
+        // the page cache if a neighbouring frame that shares it needs it.
+        let start = base + index * frameByteCount
+        _ = madvise(Self.pageStart(start), Self.pageSpan(start, frameByteCount), MADV_DONTNEED)
+        lock.withLock { held -= 1 }
+    }
+
+    private static let pageSize = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
+
+    private static func pageStart(_ address: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+        address - (Int(bitPattern: address) & (pageSize - 1))
+    }
+
+    private static func pageSpan(_ address: UnsafeMutableRawPointer, _ count: Int) -> Int {
+        address - pageStart(address) + count
     }
 }
 

@@ -273,8 +273,8 @@ final class RecordingOutputRestartTests: XCTestCase {
                                 clock: SystemClock(), logger: Logger(label: "test"))
         let camera = TestPatternCamera(format: format)
         let microphone = ToneMicrophone(format: AudioFormat(sampleRate: 48_000, channels: 1), frequency: 440)
-        try camera.start(into: recorder)
-        try microphone.start(into: recorder)
+        camera.start(into: recorder)
+        microphone.start(into: recorder)
         defer { camera.stop(); microphone.stop(); recorder.shutdown() }
         for round in 0..<3 {
             try recorder.start()
