@@ -152,6 +152,12 @@ public final class ButtonPanel {
         try statusLED?.show(state, error: error, now: now)
     }
 
+    /// Shows a pattern on the LED (`InteractionController` decides which).
+    /// - Throws: `GPIOError` with `.setValue`.
+    public func showStatus(_ pattern: StatusLEDPattern, now: MonotonicInstant) throws(GPIOError) {
+        try statusLED?.show(pattern, now: now)
+    }
+
     /// Blocks until a press is recognised or `seconds` pass, sleeping in `poll` between
     /// edges and timers. For a debug command or tests; the daemon uses the descriptors.
     /// - Parameters:

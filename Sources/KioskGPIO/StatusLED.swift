@@ -5,8 +5,6 @@ import KioskCore
 public final class StatusLED {
     public let line: GPIOOutputLine
     private var controller = StatusLEDController()
-    private var state: RecordingState = .idle
-    private var error = false
 
     /// - Parameter line: The LED's output line (it starts off).
     public init(line: GPIOOutputLine) {
@@ -20,15 +18,19 @@ public final class StatusLED {
     /// stopping, three short flashes every 2 s while `error`.
     /// - Throws: `GPIOError` with `.setValue`.
     public func show(_ state: RecordingState, error: Bool, now: MonotonicInstant) throws(GPIOError) {
-        self.state = state
-        self.error = error
-        try apply(controller.update(state: state, error: error, now: now))
+        try show(StatusLEDPattern(state: state, error: error), now: now)
+    }
+
+    /// Shows a pattern; a different one starts from its beginning.
+    /// - Throws: `GPIOError` with `.setValue`.
+    public func show(_ pattern: StatusLEDPattern, now: MonotonicInstant) throws(GPIOError) {
+        try apply(controller.update(pattern: pattern, now: now))
     }
 
     /// Moves a blinking pattern on to `now`.
     /// - Throws: `GPIOError` with `.setValue`.
     public func refresh(now: MonotonicInstant) throws(GPIOError) {
-        try apply(controller.update(state: state, error: error, now: now))
+        try apply(controller.isOn(at: now))
     }
 
     /// When the LED next changes after `time`, or nil while it is steady.

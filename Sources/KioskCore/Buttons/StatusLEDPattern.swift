@@ -82,7 +82,12 @@ public struct StatusLEDController: Sendable, Equatable {
     /// Shows the state; a different pattern starts from its beginning.
     /// - Returns: Whether the LED should be lit at `now`.
     public mutating func update(state: RecordingState, error: Bool, now: MonotonicInstant) -> Bool {
-        let next = StatusLEDPattern(state: state, error: error)
+        update(pattern: StatusLEDPattern(state: state, error: error), now: now)
+    }
+
+    /// Shows a pattern; a different pattern starts from its beginning.
+    /// - Returns: Whether the LED should be lit at `now`.
+    public mutating func update(pattern next: StatusLEDPattern, now: MonotonicInstant) -> Bool {
         if next != pattern {
             pattern = next
             patternStart = now
