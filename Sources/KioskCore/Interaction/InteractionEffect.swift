@@ -1,0 +1,73 @@
+/// What `InteractionController` asks the UI loop to do, in the order given: a `.draw`
+/// comes first, so the screen answers a touch in the same wake-up, before anything slow
+/// is handed off.
+///
+/// The recorder command, the still and the PIN check are slow: the loop runs them off
+/// its thread and feeds their answers back as inputs (`.recorderCommandDone`,
+/// `.pinChecked`, `.recorderFailed`).
+public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
+    /// How loud a `.log` line is.
+    public enum LogLevel: String, Sendable, Equatable {
+        case info, notice, error
+    }
+
+    // MARK: Recorder and PIN store
+
+    /// Hand the request to the owner of the recordings; answer with `.recorderCommandDone`.
+    case sendRecorderCommand(RecordingRequest)
+    /// Take a still from the next frame; a failure comes back as `.recorderFailed`.
+    case takeSnapshot
+    /// Check these four digits against the PIN store; answer with `.pinChecked`.
+    case checkPIN(String)
+
+    // MARK: Screen
+
+    /// Draw this model now.
+    case draw(ScreenModel)
+    /// Take the preview branch's newest frame, if there is one, and draw this model with it.
+    case refreshPreview(ScreenModel)
+    /// Switch the panel's backlight off (true) or on (false).
+    case setPanelBlank(Bool)
+
+    // MARK: Status LED
+
+    /// Show this pattern on the status LED (from its beginning; the LED's own timer blinks it).
+    case setLED(StatusLEDPattern)
+
+    // MARK: Devices
+
+    /// Try the GPIO chip and its lines again; answer with a `.buttons…` input.
+    case openButtons
+    /// Look for touch devices again; answer with `.touchNeedsRescan`.
+    case rescanTouch
+
+    // MARK: For people: the log and the event stream
+
+    case log(LogLevel, String)
+    /// A different page is showing: log "screen: <page>" and publish it.
+    case pageShown(ScreenPage)
+    /// A wrong PIN was entered on the screen: log it and publish it.
+    case pinRejected
+    /// This touch release has just been drawn: log how long after the kernel's timestamp
+    /// (the ≤ 16 ms promise for a key, measured where it matters).
+    case measureTouchLatency(TouchEvent)
+
+    /// Never shows the digits, so effects can be logged.
+    public var description: String {
+        switch self {
+        case .sendRecorderCommand(let request): "sendRecorderCommand(\(request))"
+        case .takeSnapshot: "takeSnapshot"
+        case .checkPIN: "checkPIN(****)"
+        case .draw(let model): "draw(\(model.page.rawValue))"
+        case .refreshPreview: "refreshPreview"
+        case .setPanelBlank(let blank): "setPanelBlank(\(blank))"
+        case .setLED(let pattern): "setLED(\(pattern))"
+        case .openButtons: "openButtons"
+        case .rescanTouch: "rescanTouch"
+        case .log(let level, let message): "log(\(level.rawValue), \(message))"
+        case .pageShown(let page): "pageShown(\(page.rawValue))"
+        case .pinRejected: "pinRejected"
+        case .measureTouchLatency(let event): "measureTouchLatency(\(event))"
+        }
+    }
+}
