@@ -9,13 +9,15 @@ import KioskSources
 import Logging
 
 /// The appliance's one poll loop for people: GPIO button lines, touch devices (and
-/// their hotplug watch), the status LED, the screen logic and drawing, on one thread.
+/// their hotplug watch), the status LED and the screen, on one thread.
 ///
-/// A touch is decoded, applied to the screen logic and drawn in the same wake-up, so a
-/// key shows its digit within a frame. Anything slow leaves the thread: recorder
-/// commands run on a serial queue, the PIN hash on another, and their answers come
-/// back through an inbox and a wake-up pipe. The loop sleeps in `poll` until an fd
-/// is readable or the next deadline (long press, LED blink, idle timer, preview frame).
+/// The loop only does I/O: it polls the descriptors, decodes events with the device
+/// wrappers, feeds them to `InteractionController` (KioskCore), which makes every
+/// decision, and performs the effects it returns. A touch is decoded, decided and drawn
+/// in the same wake-up, so a key shows its digit within a frame. Anything slow leaves
+/// the thread: recorder commands run on a serial queue, the PIN hash on another, and
+/// their answers come back through an inbox and a wake-up pipe. The loop sleeps in
+/// `poll` until an fd is readable or the controller's next deadline.
 public final class InteractionLoop: @unchecked Sendable {
     private let appliance: Appliance
     private let logger: Logger
@@ -37,21 +39,10 @@ public final class InteractionLoop: @unchecked Sendable {
 
     // Owned by the loop thread.
     private var buttons: ButtonPanel?
-    private var buttonRetryAt: MonotonicInstant?
-    private var lastButtonError: String?
     private var touch: TouchPanel?
     private let renderer: ScreenRenderer?
-    private var controller: ScreenController?
+    private var controller: InteractionController
     private let pinStore: PinStore
-    private var recordingState: RecordingState = .idle
-    private var errorShownUntil: MonotonicInstant?
-    private var nextPreview: MonotonicInstant
-    private let previewInterval: Int64
-    private var lastPage: ScreenPage?
-    /// A start or stop sent to the recorder and not yet answered: buttons count it as
-    /// starting/stopping, so two quick presses never make a double toggle.
-    private var commandInFlight: RecordingState?
-    private var nextTouchRescan: MonotonicInstant?
 
     private enum Message {
         case recordingState(RecordingState)
@@ -81,8 +72,6 @@ public final class InteractionLoop: @unchecked Sendable {
         wakeWriteFD = ends[1]
         pinStore = PinStore(directory: configuration.control.stateDirectory, throttle: configuration.lock.throttle)
         let now = clock.now()
-        nextPreview = now
-        previewInterval = 1_000_000_000 / Int64(max(1, configuration.screen.previewFramesPerSecond))
 
         var renderer: ScreenRenderer?
         do {
@@ -92,15 +81,18 @@ public final class InteractionLoop: @unchecked Sendable {
             logger.error("screen: \(error); running without a screen")
         }
         self.renderer = renderer
+        var screen: ScreenController?
         if let renderer {
             var controller = ScreenController(settings: configuration.lock, layout: renderer.layout, now: now,
                                               startLocked: configuration.lock.startLocked)
             var status = ScreenStatus()
             status.defaultPinWarning = (try? pinStore.isDefault()) ?? false
             _ = controller.update(status: status)
-            self.controller = controller
+            screen = controller
         }
-        openButtons(now: now)
+        controller = InteractionController(screen: screen, previewFramesPerSecond: configuration.screen.previewFramesPerSecond,
+                                           now: now)
+        openButtons()
         openTouch(screen: renderer?.size ?? ScreenSize(width: 800, height: 480))
         appliance.onEvent { [weak self] event in
             switch event {
@@ -171,7 +163,7 @@ public final class InteractionLoop: @unchecked Sendable {
     }
 
     private func loop() {
-        draw()
+        feed(.started)
         while true {
             let (messages, stop) = inboxLock.withLock { () -> ([Message], Bool) in
                 defer { inbox.removeAll() }
@@ -190,15 +182,10 @@ public final class InteractionLoop: @unchecked Sendable {
         touch = nil
     }
 
+    /// The controller's deadline, given the devices' own (debounce, long press, LED
+    /// blink, a touch's missing release).
     private func nextDeadline(now: MonotonicInstant) -> MonotonicInstant {
-        var deadlines: [MonotonicInstant] = [now.advanced(byNanoseconds: 1_000_000_000)]
-        if let d = buttons?.nextDeadline(after: now) { deadlines.append(d) }
-        if let d = touch?.nextDeadline { deadlines.append(d) }
-        if let d = controller?.nextDeadline { deadlines.append(d) }
-        if let d = buttonRetryAt { deadlines.append(d) }
-        if let d = nextTouchRescan { deadlines.append(d) }
-        if renderer != nil, controller?.model.page == .live { deadlines.append(nextPreview) }
-        return deadlines.min()!
+        controller.nextDeadline(now: now, devices: [buttons?.nextDeadline(after: now), touch?.nextDeadline])
     }
 
     private func waitForInput(until deadline: MonotonicInstant) {
@@ -225,101 +212,28 @@ public final class InteractionLoop: @unchecked Sendable {
         }
     }
 
-    // MARK: Events
+    // MARK: Inputs
 
     private func handle(_ message: Message, now: MonotonicInstant) {
-        switch message {
-        case .recordingState(let state):
-            recordingState = state
-            apply(controller?.recordingChanged(state))
-            showLED(now: now)
-        case .status(let status):
-            apply(controller?.update(status: status))
-        case .pinChecked(let result):
-            if case .wrong = result {
-                logger.notice("a wrong PIN was entered on the screen")
-                appliance.publish(.pinRejected)
-            }
-            apply(controller?.pinChecked(result, now: now))
-        case .failure:
-            errorShownUntil = now.advanced(byNanoseconds: 10_000_000_000)
-            showLED(now: now)
-        case .lockNow:
-            apply(controller?.lockNow(now: now))
-        case .commandDone:
-            commandInFlight = nil
-            // A start that failed never changes state: tell the screen, so its record
-            // button does not wait out its fallback.
-            recordingState = appliance.recordingState
-            apply(controller?.recordingChanged(recordingState))
-            showLED(now: now)
+        let input: InteractionInput = switch message {
+        case .recordingState(let state): .recordingStateChanged(state)
+        case .status(let status): .status(status)
+        case .pinChecked(let result): .pinChecked(result)
+        case .failure: .recorderFailed
+        case .lockNow: .lockNow
+        case .commandDone: .recorderCommandDone(state: appliance.recordingState)
         }
-    }
-
-    /// What is recording, counting a command sent and not yet answered as starting or
-    /// stopping: a second press meanwhile is dropped, not queued.
-    private var activity: RecordingActivity {
-        let current = appliance.activity
-        guard let commandInFlight else { return current }
-        return RecordingActivity(kind: current.kind ?? .video, state: commandInFlight)
+        feed(input, now: now)
     }
 
     private func handle(_ event: ButtonEvent) {
         appliance.publish(.button(event.description))
-        logger.info("\(event)")
-        switch ButtonGate.decide(event.action, activity: activity) {
-        case .ignored(let reason):
-            logger.info("button \(event.button): \(reason)")
-        case .run(let command):
-            run(command)
-        }
-    }
-
-    /// Sends a command to the appliance off this thread (a start may purge the library
-    /// first); the answer comes back through the inbox.
-    private func run(_ command: ButtonCommand) {
-        let appliance = appliance
-        let logger = logger
-        switch command {
-        case .record(let request):
-            switch RecordingArbiter.decide(request, activity: activity) {
-            case .start: commandInFlight = .starting
-            case .stop: commandInFlight = .stopping
-            case .refuse(let refusal):
-                logger.info("\(request): \(refusal.message)")
-                return
-            }
-            commandQueue.async { [weak self] in
-                defer { self?.post(.commandDone) }
-                do {
-                    try appliance.record(request)
-                } catch {
-                    logger.error("\(command) failed: \(error)")
-                    appliance.publish(.failure("\(command): \(error)"))
-                }
-            }
-        case .takeSnapshot:
-            // Answered by the encoder thread with the next frame (or at once without a
-            // camera picture): nothing waits here or on the command queue.
-            appliance.takeSnapshot { result in
-                if case .failure(let error) = result {
-                    logger.error("\(command) failed: \(error)")
-                    appliance.publish(.failure("\(command): \(error)"))
-                }
-            }
-        }
+        feed(.button(event, recorder: appliance.activity))
     }
 
     private func handle(_ event: TouchEvent) {
         appliance.publish(.touch(event))
-        let effects = controller?.touch(event)
-        apply(effects)
-        // The ≤ 16 ms promise for a key, measured where it matters: from the kernel's timestamp of the
-        // release to the new picture in the framebuffer (the redraw runs first in `apply`).
-        if event.phase == .release, effects?.contains(.redraw) == true {
-            let milliseconds = Double(clock.now().nanoseconds(since: event.time)) / 1e6
-            logger.info("touch release at \(event.point) drawn \(String(format: "%.1f", milliseconds)) ms after the kernel event")
-        }
+        feed(.touch(event, recorder: appliance.activity))
     }
 
     private func timers(now: MonotonicInstant) {
@@ -329,99 +243,116 @@ public final class InteractionLoop: @unchecked Sendable {
             } catch {
                 buttonFailure("\(error)")
             }
-        } else if let retry = buttonRetryAt, now >= retry {
-            openButtons(now: now)
         }
         for event in touch?.expire(now: now) ?? [] { handle(event) }
-        if let touch, touch.needsPeriodicRescan {
-            if nextTouchRescan.map({ now >= $0 }) ?? true {
-                nextTouchRescan = now.advanced(byNanoseconds: 5_000_000_000)
-                for notice in touch.rescan() { logger.notice("\(notice)") }
-            }
-        }
-        apply(controller?.tick(now: now))
-        showLED(now: now)
-        if let renderer, controller?.model.page == .live, now >= nextPreview {
-            nextPreview = now.advanced(byNanoseconds: previewInterval)
-            if let frame = appliance.graph.preview.takeNewFrame() {
-                let updated = (try? renderer.updatePreview(frame)) != nil
-                frame.buffer.doneReading()
-                if updated { draw() }
-            }
-        }
+        feed(.tick, now: now)
     }
 
-    /// Runs the screen logic's effects; drawing first, so the screen answers at once.
-    private func apply(_ effects: [ScreenEffect]?) {
-        guard let effects, !effects.isEmpty else { return }
-        // Blanking changes the page too: draw it, so the panel's memory (and a screenshot)
-        // is black even where the driver cannot switch the panel off.
-        let changesPanel = effects.contains { if case .setPanelBlank = $0 { true } else { false } }
-        if effects.contains(.redraw) || changesPanel { draw() }
-        for effect in effects {
-            switch effect {
-            case .redraw: break
-            case .startRecording: run(.record(.start(.video)))
-            case .stopRecording: run(.record(.stop))
-            case .takeSnapshot: run(.takeSnapshot)
-            case .setPanelBlank(let blank): _ = renderer?.framebuffer.setBlanked(blank)
-            case .verifyPIN(let pin):
-                let store = pinStore
-                pinQueue.async { [weak self] in
-                    let result: PinCheckResult
-                    do {
-                        result = try store.verify(pin)
-                    } catch {
-                        self?.logger.error("PIN check failed: \(error)")
-                        result = .unavailable(reason: "see the log")
-                    }
-                    self?.post(.pinChecked(result))
+    /// Hands an input to the controller and carries out what it decides, in order.
+    private func feed(_ input: InteractionInput, now: MonotonicInstant? = nil) {
+        let now = now ?? clock.now()
+        for effect in controller.handle(input, now: now) { perform(effect, now: now) }
+    }
+
+    // MARK: Effects
+
+    private func perform(_ effect: InteractionEffect, now: MonotonicInstant) {
+        switch effect {
+        case .sendRecorderCommand(let request):
+            // Off this thread: a start may purge the library first. The answer comes
+            // back through the inbox.
+            let appliance = appliance
+            let logger = logger
+            commandQueue.async { [weak self] in
+                defer { self?.post(.commandDone) }
+                do {
+                    try appliance.record(request)
+                } catch {
+                    logger.error("\(request) failed: \(error)")
+                    appliance.publish(.failure("\(request): \(error)"))
                 }
             }
-        }
-        if let page = controller?.model.page, page != lastPage {
-            lastPage = page
+        case .takeSnapshot:
+            // Answered by the encoder thread with the next frame (or at once without a
+            // camera picture): nothing waits here or on the command queue.
+            let appliance = appliance
+            let logger = logger
+            let command = ButtonCommand.takeSnapshot
+            appliance.takeSnapshot { result in
+                if case .failure(let error) = result {
+                    logger.error("\(command) failed: \(error)")
+                    appliance.publish(.failure("\(command): \(error)"))
+                }
+            }
+        case .checkPIN(let pin):
+            let store = pinStore
+            pinQueue.async { [weak self] in
+                let result: PinCheckResult
+                do {
+                    result = try store.verify(pin)
+                } catch {
+                    self?.logger.error("PIN check failed: \(error)")
+                    result = .unavailable(reason: "see the log")
+                }
+                self?.post(.pinChecked(result))
+            }
+        case .draw(let model):
+            _ = renderer?.render(model)
+        case .refreshPreview(let model):
+            guard let renderer, let frame = appliance.graph.preview.takeNewFrame() else { return }
+            let updated = (try? renderer.updatePreview(frame)) != nil
+            frame.buffer.doneReading()
+            if updated { _ = renderer.render(model) }
+        case .setPanelBlank(let blank):
+            _ = renderer?.framebuffer.setBlanked(blank)
+        case .setLED(let pattern):
+            guard let buttons else { return }
+            do {
+                try buttons.showStatus(pattern, now: now)
+            } catch {
+                buttonFailure("\(error)")
+            }
+        case .openButtons:
+            openButtons()
+        case .rescanTouch:
+            guard let touch else { return }
+            for notice in touch.rescan() { logger.notice("\(notice)") }
+            feed(.touchNeedsRescan(touch.needsPeriodicRescan), now: now)
+        case .log(.info, let message):
+            logger.info("\(message)")
+        case .log(.notice, let message):
+            logger.notice("\(message)")
+        case .log(.error, let message):
+            logger.error("\(message)")
+        case .pageShown(let page):
             logger.info("screen: \(page.rawValue)")
             appliance.publish(.screen(page))
-        }
-    }
-
-    private func draw() {
-        guard let renderer, let controller else { return }
-        _ = renderer.render(controller.model)
-    }
-
-    private func showLED(now: MonotonicInstant) {
-        guard let buttons else { return }
-        let error = errorShownUntil.map { now < $0 } ?? false
-        do {
-            try buttons.showStatus(recordingState, error: error, now: now)
-        } catch {
-            buttonFailure("\(error)")
+        case .pinRejected:
+            logger.notice("a wrong PIN was entered on the screen")
+            appliance.publish(.pinRejected)
+        case .measureTouchLatency(let event):
+            // From the kernel's timestamp of the release to the new picture in the
+            // framebuffer (the draw is the first effect of the same input).
+            let milliseconds = Double(clock.now().nanoseconds(since: event.time)) / 1e6
+            logger.info("touch release at \(event.point) drawn \(String(format: "%.1f", milliseconds)) ms after the kernel event")
         }
     }
 
     // MARK: Devices
 
-    private func openButtons(now: MonotonicInstant) {
-        buttonRetryAt = nil
+    private func openButtons() {
         do {
-            buttons = try ButtonPanel.open(configuration.buttons, now: now)
-            if let buttons {
-                logger.notice("buttons: \(buttons.summary)")
-                lastButtonError = nil
-            }
+            buttons = try ButtonPanel.open(configuration.buttons, now: clock.now())
+            feed(buttons.map { .buttonsOpened(summary: $0.summary) } ?? .buttonsNotConfigured)
         } catch {
             buttonFailure("\(error)")
         }
     }
 
-    /// Logs a GPIO failure once per distinct message and retries in 30 s.
+    /// Lets the GPIO lines go; the controller logs it and says when to try again.
     private func buttonFailure(_ message: String) {
-        if message != lastButtonError { logger.error("buttons: \(message); retrying every 30 s") }
-        lastButtonError = message
         buttons = nil
-        buttonRetryAt = clock.now().advanced(byNanoseconds: 30_000_000_000)
+        feed(.buttonsFailed(message))
     }
 
     private func openTouch(screen: ScreenSize) {
@@ -430,5 +361,6 @@ public final class InteractionLoop: @unchecked Sendable {
         panel.onNotice = { notice in logger.notice("\(notice)") }
         for notice in panel.start() { logger.notice("\(notice)") }
         touch = panel
+        feed(.touchNeedsRescan(panel.needsPeriodicRescan))
     }
 }
