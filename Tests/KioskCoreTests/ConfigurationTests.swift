@@ -82,6 +82,7 @@ final class ConfigurationTests: XCTestCase {
         ("storage", "segment_max_megabytes", "2048"),
         ("storage", "sync_interval_seconds", "0.5"),
         ("storage", "retention_days", "14"),
+        ("storage", "event_retention_days", "60"),
         ("storage", "min_free_megabytes", "2048"),
         ("storage", "min_free_percent", "5"),
         ("camera", "source", "\"file:/tmp/frames.raw\""),
@@ -108,6 +109,21 @@ final class ConfigurationTests: XCTestCase {
         ("encoder", "tune", "\"none\""),
         ("stream", "url", "\"rtsp://127.0.0.1:8554/cam\""),
         ("stream", "audio", "false"),
+        ("events", "mode", "\"both\""),
+        ("events", "pre_seconds", "3.5"),
+        ("events", "post_seconds", "20"),
+        ("events", "gap_seconds", "5"),
+        ("events", "max_seconds", "600"),
+        ("events", "motion", "false"),
+        ("events", "sound", "true"),
+        ("events", "sound_dbfs", "-30.5"),
+        ("events", "sound_ms", "250"),
+        ("motion", "threshold_percent", "2.5"),
+        ("motion", "min_frames", "3"),
+        ("motion", "lightswitch_percent", "40"),
+        ("motion", "fps", "5"),
+        ("motion", "mask", "[\"0,0,100,20\", \"50, 50, 25, 50\"]"),
+        ("motion", "mask_png", "\"/etc/kioskcam/mask.png\""),
         ("snapshot", "jpeg_quality", "75"),
         ("logging", "level", "\"debug\""),
         ("buttons", "chip", "\"gpiochip4\""),
@@ -176,6 +192,7 @@ final class ConfigurationTests: XCTestCase {
         expected.storage.segmentMaxBytes = 2048 * 1_048_576
         expected.storage.syncIntervalSeconds = 0.5
         expected.storage.retentionDays = 14
+        expected.storage.eventRetentionDays = 60
         expected.storage.minFreeBytes = 2048 * 1_048_576
         expected.storage.minFreePercent = 5
         expected.camera.source = .rawFile(path: "/tmp/frames.raw")
@@ -202,6 +219,19 @@ final class ConfigurationTests: XCTestCase {
         expected.encoder.tune = "none"
         expected.stream.url = "rtsp://127.0.0.1:8554/cam"
         expected.stream.audio = false
+        expected.events.mode = .both
+        expected.events.timing = EventTiming(preSeconds: 3.5, postSeconds: 20, gapSeconds: 5, maxSeconds: 600)
+        expected.events.motion = false
+        expected.events.sound = true
+        expected.events.soundDBFS = -30.5
+        expected.events.soundMilliseconds = 250
+        expected.motion.thresholdPercent = 2.5
+        expected.motion.minimumFrames = 3
+        expected.motion.lightSwitchPercent = 40
+        expected.motion.framesPerSecond = 5
+        expected.motion.ignoredRegions = [MotionRegion(x: 0, y: 0, width: 1, height: 0.2),
+                                          MotionRegion(x: 0.5, y: 0.5, width: 0.25, height: 0.5)]
+        expected.motion.maskPicture = "/etc/kioskcam/mask.png"
         expected.snapshot.jpegQuality = 75
         expected.logging.level = .debug
         for section in Self.sectionsCheckedAlone {
@@ -434,6 +464,27 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(c.effectiveVideoBitrate, Int((638.0 * 480 * 4.05).rounded()))
         c.encoder.videoBitrate = 1_000_000
         XCTAssertEqual(c.effectiveVideoBitrate, 1_000_000)
+    }
+
+    func testEventAndMotionValuesOutsideTheirRangesNameTheFix() {
+        let cases: [(String, String)] = [
+            ("[events]\nmode = \"sometimes\"", "one of \"continuous\", \"events\", \"both\""),
+            ("[events]\npre_seconds = 61", "from 0 to 60"),
+            ("[events]\nmax_seconds = 5", "from 10 to 3600"),
+            ("[motion]\nmask = [\"0,0,120,20\"]", "in percent of the frame"),
+            ("[motion]\nmask = [\"10,10,20\"]", "left,top,width,height"),
+            ("[motion]\nmask = [\"60,0,50,10\"]", "in percent of the frame"),
+            ("[motion]\nmask_png = \"mask.png\"", "absolute path of a PNG"),
+            ("[motion]\nthreshold_percent = 0", "from 0.01 to 100"),
+        ]
+        for (text, expected) in cases {
+            do throws(ConfigurationError) {
+                _ = try Configuration(toml: text + "\n")
+                XCTFail("\(text) should be refused")
+            } catch {
+                XCTAssertTrue("\(error)".contains(expected), "\(text): \(error)")
+            }
+        }
     }
 
     // MARK: The example file in rootfs

@@ -14,6 +14,8 @@ public struct Configuration: Sendable, Equatable {
         public var syncIntervalSeconds: Double = 2
         /// A date folder is deleted when today ≥ its date + this many days.
         public var retentionDays = 30
+        /// Event clips are kept this long (nil: as long as `retentionDays`).
+        public var eventRetentionDays: Int? = nil
         /// Keep at least this much free (nil: the larger of 1 GiB and one hour of recording).
         public var minFreeBytes: Int64? = nil
         /// Keep at least this share of the disk free, in percent (nil: no percentage floor).
@@ -187,6 +189,8 @@ public struct Configuration: Sendable, Equatable {
     public var screen = Screen()
     public var lock = Lock()
     public var control = Control()
+    public var events = Events()
+    public var motion = Motion()
 
     public init() {}
 

@@ -80,7 +80,7 @@ extension Configuration {
     /// Every key the file may contain. Adding a setting means adding a line to one of
     /// these lists and to `rootfs/etc/kioskcam/kioskcam.toml` (a test checks the two agree).
     static var schema: [ConfigKey] {
-        captureSchema + buttonsSchema + touchSchema + screenSchema + lockSchema + controlSchema
+        captureSchema + eventsSchema + buttonsSchema + touchSchema + screenSchema + lockSchema + controlSchema
     }
 
     /// Storage, camera, microphone, encoder, snapshot and logging.
@@ -97,6 +97,9 @@ extension Configuration {
             },
             .number("storage.sync_interval_seconds", 0.2...60, unit: " seconds") { c, v in c.storage.syncIntervalSeconds = v },
             .integer("storage.retention_days", 1...3650, unit: " days") { c, v in c.storage.retentionDays = v },
+            .integer("storage.event_retention_days", 0...3650, unit: " days (0: as retention_days)") { c, v in
+                c.storage.eventRetentionDays = v == 0 ? nil : v
+            },
             .integer("storage.min_free_megabytes", 0...16_777_216, unit: " (0: the larger of 1 GiB and one hour of recording)") { c, v in
                 c.storage.minFreeBytes = v == 0 ? nil : Int64(v) * 1_048_576
             },
