@@ -150,7 +150,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")]
         ),
         /// End-to-end: runs the built `kioskcam` binary (swift test builds it first).
-        .testTarget(name: "kioskcamTests", dependencies: ["KioskCore", "KioskTestSupport", "kioskcam"]),
+        .testTarget(name: "kioskcamTests", dependencies: ["KioskCore", "KioskRecording", "KioskTestSupport", "kioskcam"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,7 +12,9 @@ import KioskRecording
 /// - `LibraryIndex.line` for any name without a tab or newline and any number reads back
 ///   to that name and the number rounded to milliseconds (clamped to 0…1e9 s);
 /// - the listing shows, for each recording, exactly the duration the index gives;
-/// - each name parser's result writes back to a name that parses to the same value.
+/// - each name parser's result writes back to a name that parses to the same value;
+/// - the same text read as a day's event log (`EventLogListing`): every event it keeps
+///   has finite numbers and reads back from its own line unchanged.
 func fuzzLibraryIndex(_ bytes: UnsafeRawBufferPointer) {
     var reader = FuzzReader(bytes)
     // The first 8 bytes are also a Double for `line(name:seconds:)`: any bit pattern.
@@ -32,6 +34,17 @@ func fuzzLibraryIndex(_ bytes: UnsafeRawBufferPointer) {
     checkNames(text)
     for line in text.split(separator: "\n").prefix(8) { checkNames(String(line)) }
     checkListing(bytes, durations: durations)
+    checkEventLog(text)
+}
+
+/// The text as an event log: what is kept is sane and writes back as itself.
+func checkEventLog(_ text: String) {
+    let listing = EventLogListing(text: text)
+    Fuzz.require(listing.unreadableLines >= 0, "a negative count")
+    for event in listing.events {
+        Fuzz.require(event.start.isFinite && event.clipStart.isFinite && event.peakScore.isFinite, "event \(event.id): a number is not finite")
+        Fuzz.require(EventMessage(line: event.line) == event, "event \(event.id) does not read back from \(event.line)")
+    }
 }
 
 /// `line` then `parse` gives the name back with the duration to the millisecond.

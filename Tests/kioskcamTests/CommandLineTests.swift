@@ -1,4 +1,6 @@
 import Foundation
+import KioskCore
+import KioskRecording
 import KioskTestSupport
 import XCTest
 
@@ -183,6 +185,42 @@ final class CommandLineTests: XCTestCase {
         let bad = try kioskcam(["list", "--date", "2026-11-22", "--root", folder.path])
         XCTAssertEqual(bad.status, 64)
         XCTAssertTrue(bad.stderr.contains("YYYYMMDD"), bad.stderr)
+    }
+
+    func testListEventsShowsTheLastMessageOfEachEventAndSkipsTornLines() throws {
+        let folder = TemporaryDirectory()
+        let log = EventLogFile(root: folder.path)
+        let start = 1_795_602_900.0
+        var event = EventMessage(type: .new, id: "20261124-101500-1", start: start, clipStart: start - 5,
+                                 triggers: [.motion], clip: "video/20261124/101455-motion.mp4")
+        try log.append(event, day: "20261124")
+        event.type = .end
+        event.triggers = [.motion, .sound]
+        event.peakScore = 4.25
+        event.end = start + 15
+        try log.append(event, day: "20261124")
+        let torn = String(event.line.prefix(30))
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: log.path(forDay: "20261124")))
+        handle.seekToEndOfFile()
+        handle.write(Data(torn.utf8))
+        try handle.close()
+
+        let text = try kioskcam(["list", "--events", "--root", folder.path])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertTrue(text.stdout.contains("motion,sound"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("20.0 s"), "from the clip's start (pre-event) to its end: \(text.stdout)")
+        XCTAssertTrue(text.stdout.contains("video/20261124/101455-motion.mp4"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("1 events"), text.stdout)
+        XCTAssertTrue(text.stderr.contains("skipped 1 unreadable line"), text.stderr)
+
+        let json = try kioskcam(["list", "--events", "--json", "--date", "20261124", "--root", folder.path])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let events = try JSONDecoder().decode([EventMessage].self, from: Data(json.stdout.utf8))
+        XCTAssertEqual(events, [event])
+
+        let none = try kioskcam(["list", "--events", "--date", "20261125", "--root", folder.path])
+        XCTAssertEqual(none.status, 0, none.stderr)
+        XCTAssertTrue(none.stdout.contains("no events"), none.stdout)
     }
 
     func testPurgeDeletesExpiredDaysOnlyAndNeverFollowsSymlinks() throws {
