@@ -87,6 +87,8 @@ struct ApplianceControlHandler: ControlHandler {
             return .success(appliance.cameraSettings)
         case .subscribe:
             return .failure(ControlError(.unavailable, "subscribe is handled by the server"))
+        case .eventStart, .eventStop:
+            return manualEventTrigger(on: request == .eventStart)
         }
     }
 
@@ -193,5 +195,12 @@ extension ControlEvent {
         case .pinRejected:
             self.init(.state, ["pin": .string("rejected")])
         }
+    }
+}
+
+extension ApplianceControlHandler {
+    /// `event.start` / `event.stop`: the manual trigger of event clips.
+    func manualEventTrigger(on: Bool) -> ControlOutcome {
+        .failure(ControlError(.unavailable, "event clips are not made by this daemon yet (the events issue is being built)"))
     }
 }

@@ -110,6 +110,45 @@ struct StopCommand: ParsableCommand {
     }
 }
 
+/// `kioskcam event start|stop`: the manual trigger of event clips.
+struct EventCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "event",
+        abstract: "Start or stop a manual event clip on the running daemon (events.mode = events or both).",
+        subcommands: [Start.self, Stop.self]
+    )
+
+    struct Start: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Turn the manual trigger on: a clip starts pre_seconds in the past, or the one going on goes on.",
+            discussion: DaemonConnection.notRunningHelp
+        )
+        @OptionGroup var common: CommonOptions
+
+        func run() throws {
+            try runReportingErrors {
+                let result = try DaemonConnection.send(.eventStart, with: try DaemonConnection.client(common))
+                print("event trigger on" + (result["event"]?.stringValue.map { ": event \($0)" } ?? ""))
+            }
+        }
+    }
+
+    struct Stop: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Turn the manual trigger off: the clip ends post_seconds later unless another trigger holds it.",
+            discussion: DaemonConnection.notRunningHelp
+        )
+        @OptionGroup var common: CommonOptions
+
+        func run() throws {
+            try runReportingErrors {
+                let result = try DaemonConnection.send(.eventStop, with: try DaemonConnection.client(common))
+                print("event trigger off" + (result["event"]?.stringValue.map { ": event \($0)" } ?? ""))
+            }
+        }
+    }
+}
+
 /// `kioskcam watch`: follow the daemon's events.
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

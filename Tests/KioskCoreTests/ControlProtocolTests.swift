@@ -21,6 +21,7 @@ final class ControlProtocolTests: XCTestCase {
             .recordStop, .snapshot, .list(date: nil), .list(date: "20261122"), .purge(dryRun: true), .purge(dryRun: false),
             .pinSet(pin: "0427"), .screenshot, .subscribe(events: nil), .subscribe(events: [.state, .levels]),
             .cameraGet, .cameraSet(try CameraAdjustment(parsing: ["zoom=2.5", "focus=auto", "torch=on", "exposure=-3"])),
+            .eventStart, .eventStop, .subscribe(events: [.event]),
         ]
         XCTAssertEqual(Set(requests.map(\.command)), Set(ControlRequest.commands), "every command is covered")
         for (index, request) in requests.enumerated() {
@@ -37,6 +38,20 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(try parse(#"{"v":1,"cmd":"status"}"#).get(), ControlCall(id: nil, request: .status))
         XCTAssertEqual(try parse(#"  {"cmd":"purge","v":1,"id":-3,"args":{}}  "#).get(), ControlCall(id: -3, request: .purge(dryRun: false)))
         XCTAssertEqual(try parse(#"{"v":1,"id":1,"cmd":"list","args":null}"#).get(), ControlCall(id: 1, request: .list(date: nil)))
+    }
+
+    func testEventCommandsTakeNoArgumentsAndEventsCarryTheLogLine() throws {
+        XCTAssertEqual(try parse(#"{"v":1,"id":2,"cmd":"event.start"}"#).get(), ControlCall(id: 2, request: .eventStart))
+        let stray = failure(#"{"v":1,"id":3,"cmd":"event.stop","args":{"trigger":"motion"}}"#)
+        XCTAssertEqual(stray?.error.code, .badArgument)
+        XCTAssertTrue(stray?.error.message.contains("it takes none") ?? false, "\(String(describing: stray))")
+        let message = EventMessage(type: .new, id: "20261124-101500-1", start: 10, clipStart: 5, triggers: [.manual])
+        let event = ControlEvent.event(message)
+        XCTAssertEqual(event.kind, .event)
+        XCTAssertEqual(event.data["id"], .string("20261124-101500-1"))
+        XCTAssertEqual(event.data["type"], .string("new"))
+        XCTAssertEqual(event.data["triggers"], .array([.string("manual")]))
+        XCTAssertEqual(event.data["clip_start"]?.doubleValue, 5)
     }
 
     func testErrorsHaveTheirCodeAndKeepTheID() {

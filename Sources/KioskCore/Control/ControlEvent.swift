@@ -16,12 +16,14 @@ public struct ControlEventKind: RawRepresentable, Sendable, Hashable, Codable, C
     public static let levels = ControlEventKind(rawValue: "levels")
     /// Live progress of a recording (`bytes`, `seconds`, `segment`, `dropped_frames`).
     public static let progress = ControlEventKind(rawValue: "progress")
+    /// An event clip's new/update/end message (the event log's line, as an object).
+    public static let event = ControlEventKind(rawValue: "event")
     /// Sent by the server, not subscribable: this client read too slowly and `count`
     /// events were dropped since the last line it received.
     public static let dropped = ControlEventKind(rawValue: "dropped")
 
     /// What `subscribe` accepts.
-    public static let subscribable: [ControlEventKind] = [.state, .button, .touch, .levels, .progress]
+    public static let subscribable: [ControlEventKind] = [.state, .button, .touch, .levels, .progress, .event]
 
     public var description: String { rawValue }
 }
@@ -64,6 +66,12 @@ public struct ControlEvent: Sendable, Equatable {
     /// A button: its configured name and `press` ("short", "long", …).
     public static func button(_ name: String, press: String) -> ControlEvent {
         ControlEvent(.button, ["button": .string(name), "press": .string(press)])
+    }
+
+    /// An event clip's message, with the same fields as its event-log line.
+    public static func event(_ message: EventMessage) -> ControlEvent {
+        guard case .object(let data)? = try? JSONValue(encoding: message) else { return ControlEvent(.event, ["id": .string(message.id)]) }
+        return ControlEvent(.event, data)
     }
 
     /// A human-readable one-line rendering for `kioskcam watch`.

@@ -28,10 +28,15 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
     /// `subscribe {"events": ["state", …]}`: from now on this connection also receives
     /// event lines (every kind when `events` is left out). Handled by the server itself.
     case subscribe(events: Set<ControlEventKind>?)
+    /// `event.start`: a manual trigger goes on (an event clip starts, or the one going
+    /// on gains the trigger); it lasts until `event.stop`.
+    case eventStart
+    /// `event.stop`: the manual trigger goes off; the clip ends after its post time.
+    case eventStop
 
     /// Every command name, for help and error messages.
     public static let commands = ["status", "record.start", "record.stop", "snapshot", "list", "purge", "pin.set", "screenshot",
-                                  "camera.set", "camera.get", "subscribe"]
+                                  "camera.set", "camera.get", "subscribe", "event.start", "event.stop"]
 
     /// The wire name.
     public var command: String {
@@ -47,13 +52,15 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
         case .cameraSet: "camera.set"
         case .cameraGet: "camera.get"
         case .subscribe: "subscribe"
+        case .eventStart: "event.start"
+        case .eventStop: "event.stop"
         }
     }
 
     /// The wire arguments (the PIN included: this is what the client sends).
     public var arguments: [String: JSONValue] {
         switch self {
-        case .status, .recordStop, .snapshot, .screenshot, .cameraGet: [:]
+        case .status, .recordStop, .snapshot, .screenshot, .cameraGet, .eventStart, .eventStop: [:]
         case .cameraSet(let adjustment):
             Dictionary(uniqueKeysWithValues: adjustment.settings.map { name, value -> (String, JSONValue) in
                 switch value {
@@ -190,6 +197,8 @@ extension ControlCall {
             request = .cameraSet(try reader.cameraAdjustment())
         case "subscribe":
             request = .subscribe(events: try reader.eventKinds("events"))
+        case "event.start": request = .eventStart
+        case "event.stop": request = .eventStop
         default:
             throw ControlError(.unknownCommand, "unknown command \"\(printable(command))\"; commands: \(ControlRequest.commands.joined(separator: ", "))")
         }

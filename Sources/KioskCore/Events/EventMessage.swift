@@ -66,7 +66,9 @@ public struct EventMessage: Codable, Sendable, Equatable {
         guard line.utf8.count <= 64 * 1024,
               let message = try? JSONDecoder().decode(EventMessage.self, from: Data(line.utf8)),
               message.start.isFinite, message.clipStart.isFinite, message.end?.isFinite ?? true,
-              message.peakScore.isFinite, !message.id.isEmpty, message.id.count <= 64 else { return nil }
+              message.peakScore.isFinite, !message.id.isEmpty, message.id.count <= 64,
+              [message.peakRegion?.x, message.peakRegion?.y, message.peakRegion?.width, message.peakRegion?.height]
+                .allSatisfy({ $0?.isFinite ?? true }) else { return nil }
         self = message
     }
 }
