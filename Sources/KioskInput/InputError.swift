@@ -1,43 +1,37 @@
+import KioskCore
 import SystemPackage
 
-/// Every failure talking to an input device, mapped once: which device, which operation
-/// ("open", "libevdev_new_from_fd", "read"), the errno, and what the user can do about it.
-public struct InputError: Error, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        /// No such device node (ENOENT).
-        case noSuchDevice
-        /// The user may not open it (EACCES, EPERM).
-        case permissionDenied
-        /// The device went away (ENODEV): unplugged, or its driver unloaded.
-        case unplugged
-        /// The path is not an evdev device (ENOTTY, EINVAL from libevdev).
-        case notAnInputDevice
-        /// The device is not a touch screen kioskcam can decode.
-        case notATouchscreen
-        /// `/dev/uinput` is missing or refused (virtual devices for tests).
-        case uinputUnavailable
-        /// Anything else the kernel reported.
-        case system
-    }
+/// Every failure talking to an input device, mapped once: which device (the subject),
+/// which call ("open", "libevdev_new_from_fd", "read"), the errno, and what the user can
+/// do about it. The shape and its rendering are `DeviceError`'s.
+public typealias InputError = DeviceError<InputErrorCode>
 
-    public var code: Code
-    /// The device node, e.g. "/dev/input/event2".
-    public var path: String
-    /// The call or step that failed.
-    public var operation: String
-    public var errno: Errno?
-    /// What went wrong, in words.
-    public var detail: String
-    /// What to do about it.
-    public var hint: String?
+/// What kind of input device failure.
+public enum InputErrorCode: String, DeviceErrorCode {
+    /// No such device node (ENOENT).
+    case noSuchDevice
+    /// The user may not open it (EACCES, EPERM).
+    case permissionDenied
+    /// The device went away (ENODEV): unplugged, or its driver unloaded.
+    case unplugged
+    /// The path is not an evdev device (ENOTTY, EINVAL from libevdev).
+    case notAnInputDevice
+    /// The device is not a touch screen kioskcam can decode.
+    case notATouchscreen
+    /// `/dev/uinput` is missing or refused (virtual devices for tests).
+    case uinputUnavailable
+    /// Anything else the kernel reported.
+    case system
+}
 
+extension DeviceError where Code == InputErrorCode {
+    /// An input device failure whose code the caller knows.
+    /// - Parameters:
+    ///   - path: The device node, e.g. "/dev/input/event2".
+    ///   - operation: The call or step that failed.
     public init(_ code: Code, path: String, operation: String, errno: Errno? = nil, detail: String = "", hint: String? = nil) {
-        self.code = code
-        self.path = path
-        self.operation = operation
-        self.errno = errno
-        self.detail = detail
-        self.hint = hint
+        self.init(code, subject: path, call: operation, errno: errno?.rawValue, systemMessage: errno?.description,
+                  detail: detail, hint: hint)
     }
 
     /// Maps a failed call's errno once, with the hint that fits it.
@@ -66,35 +60,6 @@ public struct InputError: Error, Sendable, CustomStringConvertible {
             return (.notAnInputDevice, "\(path) is a directory; give a device node such as /dev/input/event0")
         default:
             return (.system, nil)
-        }
-    }
-
-    /// "open failed for /dev/input/event3: Permission denied (EACCES). Add the user to …"
-    public var description: String {
-        var text = "\(operation) failed for \(path)"
-        var reasons: [String] = []
-        if !detail.isEmpty { reasons.append(detail) }
-        if let errno { reasons.append("\(errno.description) (\(Self.symbol(errno)))") }
-        if !reasons.isEmpty { text += ": " + reasons.joined(separator: ": ") }
-        if let hint { text += ". " + hint.prefix(1).uppercased() + hint.dropFirst() }
-        return text
-    }
-
-    /// The C name of common errnos, which users search for.
-    static func symbol(_ errno: Errno) -> String {
-        switch errno {
-        case .noSuchFileOrDirectory: "ENOENT"
-        case .permissionDenied: "EACCES"
-        case .notPermitted: "EPERM"
-        case .noSuchAddressOrDevice: "ENXIO"
-        case .operationNotSupportedByDevice: "ENODEV"
-        case .inappropriateIOCTLForDevice: "ENOTTY"
-        case .invalidArgument: "EINVAL"
-        case .isDirectory: "EISDIR"
-        case .resourceBusy: "EBUSY"
-        case .resourceTemporarilyUnavailable: "EAGAIN"
-        case .noMemory: "ENOMEM"
-        default: "errno \(errno.rawValue)"
         }
     }
 }

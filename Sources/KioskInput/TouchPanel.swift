@@ -119,8 +119,7 @@ public final class TouchPanel: @unchecked Sendable {
         } catch {
             guard !watcherFailed else { return nil }
             watcherFailed = true
-            let reason = error.errno.map { "\($0.description) (\(InputError.symbol($0)))" } ?? error.detail
-            return .failed(error.code, message: "cannot watch \(directory) for devices coming and going: \(reason); looking again every few seconds")
+            return .failed(error.code, message: "cannot watch \(directory) for devices coming and going: \(error.message); looking again every few seconds")
         }
     }
 

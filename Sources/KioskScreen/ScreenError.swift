@@ -1,42 +1,38 @@
+import KioskCore
 import SystemPackage
 
-/// Every failure of the screen, mapped once: which framebuffer (device node or file),
-/// which step ("open", "FBIOGET_VSCREENINFO", "mmap", "cairo"), the errno when the kernel
-/// said no, and what the user can do about it.
-public struct ScreenError: Error, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        /// No such device or file (ENOENT).
-        case notFound
-        /// The user may not open it (EACCES, EPERM).
-        case permissionDenied
-        /// The path is not a framebuffer device, or the file is not a kioskcam framebuffer file.
-        case notAFramebuffer
-        /// A framebuffer, but in a pixel layout kioskcam cannot draw (8 bpp palette, 24 bpp, …).
-        case unsupportedFormat
-        /// A size or stride that does not fit.
-        case invalidGeometry
-        /// cairo or libswscale failed.
-        case drawing
-        /// Anything else the kernel reported.
-        case system
-    }
+/// Every failure of the screen, mapped once: which framebuffer (device node or file, the
+/// subject), which step ("open", "FBIOGET_VSCREENINFO", "mmap", "cairo"), the errno when
+/// the kernel said no, and what the user can do about it. The shape and its rendering
+/// are `DeviceError`'s.
+public typealias ScreenError = DeviceError<ScreenErrorCode>
 
-    public var code: Code
-    /// The device node or file, e.g. "/dev/fb0".
-    public var path: String
-    /// The step that failed.
-    public var operation: String
-    public var errno: Errno?
-    public var detail: String
-    public var hint: String?
+/// What kind of screen failure.
+public enum ScreenErrorCode: String, DeviceErrorCode {
+    /// No such device or file (ENOENT).
+    case notFound
+    /// The user may not open it (EACCES, EPERM).
+    case permissionDenied
+    /// The path is not a framebuffer device, or the file is not a kioskcam framebuffer file.
+    case notAFramebuffer
+    /// A framebuffer, but in a pixel layout kioskcam cannot draw (8 bpp palette, 24 bpp, …).
+    case unsupportedFormat
+    /// A size or stride that does not fit.
+    case invalidGeometry
+    /// cairo or libswscale failed.
+    case drawing
+    /// Anything else the kernel reported.
+    case system
+}
 
+extension DeviceError where Code == ScreenErrorCode {
+    /// A screen failure whose code the caller knows.
+    /// - Parameters:
+    ///   - path: The device node or file, e.g. "/dev/fb0" ("memory" for drawing).
+    ///   - operation: The step that failed.
     public init(_ code: Code, path: String, operation: String, errno: Errno? = nil, detail: String = "", hint: String? = nil) {
-        self.code = code
-        self.path = path
-        self.operation = operation
-        self.errno = errno
-        self.detail = detail
-        self.hint = hint
+        self.init(code, subject: path, call: operation, errno: errno?.rawValue, systemMessage: errno?.description,
+                  detail: detail, hint: hint)
     }
 
     /// Maps a failed system call's errno once, with the hint that fits it.
@@ -62,13 +58,5 @@ public struct ScreenError: Error, Sendable, CustomStringConvertible {
             hint = nil
         }
         self.init(code, path: path, operation: operation, errno: errno, detail: detail ?? "", hint: hint)
-    }
-
-    public var description: String {
-        var text = "\(operation) failed for \(path)"
-        if !detail.isEmpty { text += ": " + detail }
-        if let errno { text += " (\(errno))" }
-        if let hint { text += ". " + hint }
-        return text
     }
 }

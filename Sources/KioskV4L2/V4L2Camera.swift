@@ -327,11 +327,12 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
 
     /// The sink's words for a failed ioctl.
     static func end(for error: V4L2Error) -> SourceEnd {
-        switch error.errno {
+        let path = error.subject ?? "the camera"
+        switch error.errno.map(Errno.init(rawValue:)) {
         case .operationNotSupportedByDevice?, .noSuchAddressOrDevice?:
-            return .failed("camera unplugged (ENODEV): \(error.path) went away; plug it back in")
+            return .failed("camera unplugged (ENODEV): \(path) went away; plug it back in")
         case .ioError?:
-            return .failed("camera failed (EIO): \(error.path) reported an I/O error; replug it and check `dmesg`")
+            return .failed("camera failed (EIO): \(path) reported an I/O error; replug it and check `dmesg`")
         default:
             return .failed("camera failed: \(error)")
         }

@@ -1,51 +1,44 @@
+import KioskCore
 import SystemPackage
 
-/// Every failure talking to a camera, mapped once in `V4L2Device.ioctl`: which device,
-/// which operation (the ioctl's name, such as "VIDIOC_S_FMT"), the errno, and what the
-/// user can do about it.
-public struct V4L2Error: Error, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        /// No such device node (ENOENT).
-        case noSuchDevice
-        /// Another process streams from the camera (EBUSY).
-        case busy
-        /// The user may not open the device (EACCES, EPERM).
-        case permissionDenied
-        /// The camera went away (ENODEV, ENXIO) or stopped delivering.
-        case unplugged
-        /// The path is not a V4L2 device at all (ENOTTY from VIDIOC_QUERYCAP).
-        case notAVideoDevice
-        /// A V4L2 device, but not one that captures video with streaming I/O.
-        case notACaptureDevice
-        /// The camera offers no size/format kioskcam can record.
-        case noUsableFormat
-        /// The camera has no such control, or it is read-only/inactive.
-        case unsupportedControl
-        /// The driver rejected a value (EINVAL, ERANGE).
-        case rejected
-        /// Anything else the kernel reported.
-        case system
-    }
+/// Every failure talking to a camera, mapped once in `V4L2Device.ioctl`: which device
+/// (the subject), which ioctl ("VIDIOC_S_FMT") or step ("open", "mmap"), the errno, and
+/// what the user can do about it. The shape and its rendering are `DeviceError`'s.
+public typealias V4L2Error = DeviceError<V4L2ErrorCode>
 
-    public var code: Code
-    /// The device node, e.g. "/dev/video0".
-    public var path: String
-    /// The ioctl ("VIDIOC_S_FMT") or step ("open", "mmap") that failed.
-    public var operation: String
-    /// The kernel's error, when the failure came from a system call.
-    public var errno: Errno?
-    /// What went wrong, in words.
-    public var detail: String
-    /// What to do about it.
-    public var hint: String?
+/// What kind of camera failure.
+public enum V4L2ErrorCode: String, DeviceErrorCode {
+    /// No such device node (ENOENT).
+    case noSuchDevice
+    /// Another process streams from the camera (EBUSY).
+    case busy
+    /// The user may not open the device (EACCES, EPERM).
+    case permissionDenied
+    /// The camera went away (ENODEV, ENXIO) or stopped delivering.
+    case unplugged
+    /// The path is not a V4L2 device at all (ENOTTY from VIDIOC_QUERYCAP).
+    case notAVideoDevice
+    /// A V4L2 device, but not one that captures video with streaming I/O.
+    case notACaptureDevice
+    /// The camera offers no size/format kioskcam can record.
+    case noUsableFormat
+    /// The camera has no such control, or it is read-only/inactive.
+    case unsupportedControl
+    /// The driver rejected a value (EINVAL, ERANGE).
+    case rejected
+    /// Anything else the kernel reported.
+    case system
+}
 
+extension DeviceError where Code == V4L2ErrorCode {
+    /// A camera failure whose code the caller knows.
+    /// - Parameters:
+    ///   - path: The device node, e.g. "/dev/video0".
+    ///   - operation: The ioctl ("VIDIOC_S_FMT") or step ("open", "mmap") that failed.
+    ///   - errno: The kernel's error, when the failure came from a system call.
     public init(_ code: Code, path: String, operation: String, errno: Errno? = nil, detail: String = "", hint: String? = nil) {
-        self.code = code
-        self.path = path
-        self.operation = operation
-        self.errno = errno
-        self.detail = detail
-        self.hint = hint
+        self.init(code, subject: path, call: operation, errno: errno?.rawValue, systemMessage: errno?.description,
+                  detail: detail, hint: hint)
     }
 
     /// Maps a failed system call's errno once, with the hint that fits it.
@@ -77,39 +70,6 @@ public struct V4L2Error: Error, Sendable, CustomStringConvertible {
             return (.notAVideoDevice, "\(path) is a directory; give a device node such as /dev/video0")
         default:
             return (.system, nil)
-        }
-    }
-
-    /// "VIDIOC_S_FMT failed for /dev/video0: Device or resource busy (EBUSY). another process …"
-    public var description: String {
-        var text = "\(operation) failed for \(path)"
-        var reasons: [String] = []
-        if !detail.isEmpty { reasons.append(detail) }
-        if let errno { reasons.append("\(errno.description) (\(Self.symbol(errno)))") }
-        if !reasons.isEmpty { text += ": " + reasons.joined(separator: ": ") }
-        if let hint { text += ". " + hint.prefix(1).uppercased() + hint.dropFirst() }
-        return text
-    }
-
-    /// The C name of common errnos, which users search for.
-    static func symbol(_ errno: Errno) -> String {
-        switch errno {
-        case .noSuchFileOrDirectory: "ENOENT"
-        case .resourceBusy: "EBUSY"
-        case .permissionDenied: "EACCES"
-        case .notPermitted: "EPERM"
-        case .operationNotSupportedByDevice: "ENODEV"
-        case .noSuchAddressOrDevice: "ENXIO"
-        case .inappropriateIOCTLForDevice: "ENOTTY"
-        case .invalidArgument: "EINVAL"
-        case .outOfRange: "ERANGE"
-        case .ioError: "EIO"
-        case .resourceTemporarilyUnavailable: "EAGAIN"
-        case .interrupted: "EINTR"
-        case .brokenPipe: "EPIPE"
-        case .noMemory: "ENOMEM"
-        case .isDirectory: "EISDIR"
-        default: "errno \(errno.rawValue)"
         }
     }
 }

@@ -2,6 +2,7 @@ import CEvdev
 import Foundation
 import KioskCore
 import KioskTestSupport
+import SystemPackage
 import XCTest
 @testable import KioskInput
 
@@ -78,7 +79,7 @@ final class EvdevConstantsTests: XCTestCase {
         XCTAssertEqual(TouchscreenDiscovery.eventNodes(in: folder.path), [folder.path + "/event0"])
         let report = TouchscreenDiscovery.scan(directory: folder.path)
         XCTAssertNil(report.best)
-        XCTAssertEqual(report.failures.map(\.path), [folder.path + "/event0"])
+        XCTAssertEqual(report.failures.map(\.subject), [folder.path + "/event0"])
         XCTAssertEqual(report.failures.first?.code, .notAnInputDevice)
 
         // A panel on such a folder opens nothing, does not fail, and has only the hotplug fd.
@@ -111,5 +112,27 @@ final class EvdevConstantsTests: XCTestCase {
         let panel = TouchPanel(settings: settings, screen: ScreenSize(width: 800, height: 480))
         XCTAssertEqual(panel.start(), [])
         XCTAssertEqual(panel.pollDescriptors, [])
+    }
+
+    /// EBUSY, EACCES and ENOENT keep the code and the hint they had before the device
+    /// errors took one shape (`DeviceError`).
+    func testBusyDeniedAndMissingKeepTheirCodeAndHint() {
+        let cases: [(Errno, InputError.Code, String?)] = [
+            (.resourceBusy, .system, nil),
+            (.permissionDenied, .permissionDenied,
+             "add the user to the `input` group (`sudo usermod -aG input $USER`, then log in again), or run as root"),
+            (.noSuchFileOrDirectory, .noSuchDevice,
+             "no such input device: list them with `kioskcam events` or `ls -l /dev/input/by-path`; set touch.device to the right /dev/input/eventN, or \"auto\""),
+        ]
+        for (errno, code, hint) in cases {
+            let error = InputError(path: "/dev/input/event3", operation: "open", errno: errno)
+            XCTAssertEqual(error.code, code, "\(errno)")
+            XCTAssertEqual(error.hint, hint, "\(errno)")
+            XCTAssertEqual(error.errno, errno.rawValue)
+            XCTAssertTrue(error.description.hasPrefix("open failed for /dev/input/event3: \(errno.description) (\(ErrnoName.of(errno.rawValue)))"),
+                          error.description)
+        }
+        let uinput = InputError(path: "/dev/uinput", operation: "open", errno: .permissionDenied)
+        XCTAssertEqual(uinput.code, .uinputUnavailable)
     }
 }

@@ -24,9 +24,9 @@ final class V4L2ErrorTests: XCTestCase {
     func testMissingDeviceSaysHowToFindCameras() throws {
         let error = try XCTUnwrap(openError("/dev/video99"))
         XCTAssertEqual(error.code, .noSuchDevice)
-        XCTAssertEqual(error.errno, .noSuchFileOrDirectory)
-        XCTAssertEqual(error.operation, "open")
-        XCTAssertEqual(error.path, "/dev/video99")
+        XCTAssertEqual(error.errno, ENOENT)
+        XCTAssertEqual(error.call, "open")
+        XCTAssertEqual(error.subject, "/dev/video99")
         let text = error.description
         XCTAssertTrue(text.hasPrefix("open failed for /dev/video99: No such file or directory (ENOENT)"), text)
         XCTAssertTrue(text.contains("`kioskcam probe`"), text)
@@ -43,8 +43,8 @@ final class V4L2ErrorTests: XCTestCase {
     func testDevNullIsNotAVideoDevice() throws {
         let error = try XCTUnwrap(openError("/dev/null"))
         XCTAssertEqual(error.code, .notAVideoDevice)
-        XCTAssertEqual(error.operation, "VIDIOC_QUERYCAP")
-        XCTAssertEqual(error.errno, .inappropriateIOCTLForDevice)
+        XCTAssertEqual(error.call, "VIDIOC_QUERYCAP")
+        XCTAssertEqual(error.errno, ENOTTY)
         XCTAssertTrue(error.description.contains("not a V4L2 device"), error.description)
         XCTAssertTrue(error.description.contains("/dev/null is not a V4L2 video device"), error.description)
         XCTAssertThrowsError(try V4L2Camera(path: "/dev/null", request: request)) { error in
@@ -59,7 +59,7 @@ final class V4L2ErrorTests: XCTestCase {
         XCTAssertEqual(openError(file)?.code, .notAVideoDevice)
         let directoryError = try XCTUnwrap(openError(folder.path))
         XCTAssertEqual(directoryError.code, .notAVideoDevice)
-        XCTAssertEqual(directoryError.errno, .isDirectory)
+        XCTAssertEqual(directoryError.errno, EISDIR)
         XCTAssertTrue(directoryError.description.contains("give a device node such as /dev/video0"), directoryError.description)
     }
 
@@ -130,5 +130,26 @@ final class V4L2ErrorTests: XCTestCase {
         XCTAssertNil(FourCC(""))
         XCTAssertNil(FourCC("ÄÖ"))
         XCTAssertEqual(FourCC(rawValue: 0x0000_0001).description, "?")  // unprintable bytes, trailing NULs shown as ?
+    }
+
+    /// EBUSY, EACCES and ENOENT keep the code and the hint they had before the device
+    /// errors took one shape (`DeviceError`); the name comes from the one errno table.
+    func testBusyDeniedAndMissingKeepTheirCodeAndHint() {
+        let cases: [(Errno, V4L2Error.Code, String)] = [
+            (.resourceBusy, .busy, "another process holds the camera — stop it (e.g. `fuser /dev/video0`)"),
+            (.permissionDenied, .permissionDenied,
+             "add the user to the `video` group (`sudo usermod -aG video $USER`, then log in again)"),
+            (.noSuchFileOrDirectory, .noSuchDevice,
+             "no such camera: list cameras with `kioskcam probe` or `v4l2-ctl --list-devices`; set camera.source to the right /dev/videoN"),
+        ]
+        for (errno, code, hint) in cases {
+            let error = V4L2Error(path: "/dev/video0", operation: "open", errno: errno)
+            XCTAssertEqual(error.code, code, "\(errno)")
+            XCTAssertEqual(error.hint, hint, "\(errno)")
+            XCTAssertEqual(error.errno, errno.rawValue)
+            XCTAssertEqual(error.subject, "/dev/video0")
+            XCTAssertTrue(error.description.hasPrefix("open failed for /dev/video0: \(errno.description) (\(ErrnoName.of(errno.rawValue))). "),
+                          error.description)
+        }
     }
 }
