@@ -48,7 +48,7 @@ final class AudioEncoder {
         let opened = avcodec_open2(context, encoder, nil)
         if opened < 0 {
             throw MediaError(.encoderRejectedSettings, operation: "open AAC encoder", averror: opened,
-                             detail: "it refused \(settings.input) at \(settings.bitrate / 1000) kbit/s (\(MediaError.describe(opened)))",
+                             detail: "it refused \(settings.input) at \(settings.bitrate / 1000) kbit/s",
                              hint: "Use microphone.sample_rate 44100 or 48000 and 1 or 2 channels")
         }
         frameSize = Int(context.pointee.frame_size > 0 ? context.pointee.frame_size : 1024)

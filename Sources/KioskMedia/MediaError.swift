@@ -1,50 +1,47 @@
 import CAVUtil
 import Glibc
+import KioskCore
 
-/// Every FFmpeg failure, mapped once: what we were doing, on which file, FFmpeg's
-/// own words for the error code, and what the user can do about it.
-public struct MediaError: Error, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        /// No encoder of that name in this FFmpeg build.
-        case encoderNotFound
-        /// The encoder refused the size, rate or options.
-        case encoderRejectedSettings
-        /// The storage device is full.
-        case diskFull
-        /// Reading or writing the file failed.
-        case io
-        /// The container layer failed.
-        case muxer
-        /// The input is not media we can read.
-        case invalidInput
-        /// Pixel conversion is impossible for these formats.
-        case conversion
-    }
+/// Every FFmpeg failure, mapped once: what we were doing, on which file (the subject, if
+/// any), FFmpeg's own words for the error code, and what the user can do about it. The
+/// shape and its rendering are `DeviceError`'s.
+public typealias MediaError = DeviceError<MediaErrorCode>
 
-    public var code: Code
-    public var operation: String
-    public var path: String?
-    /// The libav error code (negative), if the error came from FFmpeg.
-    public var averror: Int32?
-    public var detail: String
-    public var hint: String?
+/// What kind of FFmpeg failure.
+public enum MediaErrorCode: String, DeviceErrorCode {
+    /// No encoder of that name in this FFmpeg build.
+    case encoderNotFound
+    /// The encoder refused the size, rate or options.
+    case encoderRejectedSettings
+    /// The storage device is full.
+    case diskFull
+    /// Reading or writing the file failed.
+    case io
+    /// The container layer failed.
+    case muxer
+    /// The input is not media we can read.
+    case invalidInput
+    /// Pixel conversion is impossible for these formats.
+    case conversion
+}
 
+extension DeviceError where Code == MediaErrorCode {
+    /// - Parameters:
+    ///   - operation: What we were doing ("open H.264 encoder", "write packet").
+    ///   - path: The file or URL, if any.
+    ///   - averror: The libav error code (negative), if the error came from FFmpeg. An
+    ///     errno in disguise (`AVERROR(ENOSPC)`) is kept as the errno; for the others
+    ///     (`AVERROR_INVALIDDATA`) FFmpeg's words stand alone.
     public init(_ code: Code, operation: String, path: String? = nil, averror: Int32? = nil,
                 detail: String = "", hint: String? = nil) {
-        self.code = code
-        self.operation = operation
-        self.path = path
-        self.averror = averror
-        self.detail = detail.isEmpty ? (averror.map(Self.describe) ?? "") : detail
-        self.hint = hint
+        self.init(code, subject: path, call: operation, errno: averror.flatMap(Self.errno(of:)),
+                  systemMessage: averror.map(Self.describe), detail: detail, hint: hint)
     }
 
-    public var description: String {
-        var text = operation + " failed"
-        if let path { text += " for \(path)" }
-        if !detail.isEmpty { text += ": " + detail }
-        if let hint { text += ". " + hint }
-        return text
+    /// The errno behind `AVERROR(errno)`; nil for FFmpeg's own codes (`FFERRTAG`, all
+    /// far below -4095, where the kernel's errno values end).
+    static func errno(of averror: Int32) -> Int32? {
+        averror < 0 && averror >= -4095 ? -averror : nil
     }
 
     /// FFmpeg's text for an error code.
@@ -55,7 +52,7 @@ public struct MediaError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    static let enospc = kc_averror(ENOSPC)
+    static var enospc: Int32 { kc_averror(ENOSPC) }
 }
 
 /// Maps a negative libav return code to a `MediaError`; passes non-negative codes through.

@@ -24,7 +24,7 @@ public enum MediaSalvage {
         let opened = avformat_open_input(&inputContext, path, nil, nil)
         guard opened >= 0, let source = inputContext else {
             throw MediaError(.invalidInput, operation: "read media", path: path, averror: opened,
-                             detail: "no readable media header (\(MediaError.describe(opened)))")
+                             detail: "no readable media header")
         }
         defer { avformat_close_input(&inputContext) }
         try check(avformat_find_stream_info(source, nil), .invalidInput, "read stream info", path: path)
@@ -76,7 +76,7 @@ public enum MediaSalvage {
         let opened = avformat_open_input(&inputContext, input, nil, nil)
         guard opened >= 0, let source = inputContext else {
             throw MediaError(.invalidInput, operation: "salvage", path: input, averror: opened,
-                             detail: "no readable media header (\(MediaError.describe(opened)))")
+                             detail: "no readable media header")
         }
         defer { avformat_close_input(&inputContext) }
         try check(avformat_find_stream_info(source, nil), .invalidInput, "salvage: read stream info", path: input)
@@ -156,7 +156,7 @@ extension MediaSalvage {
         guard result < 0 else { return }
         guard passingErrors.contains(result) else {
             throw MediaError(.invalidInput, operation: operation, path: input, averror: result,
-                             detail: "the muxer refuses what the file holds (\(MediaError.describe(result)))")
+                             detail: "the muxer refuses what the file holds")
         }
         try check(result, code, operation, path: output)
     }

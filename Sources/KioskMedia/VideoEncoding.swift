@@ -73,7 +73,7 @@ public enum VideoEncoders {
                     let encoder = try LibavVideoEncoder(settings: hardware)
                     return (encoder, "\(name): the hardware encoder opened at \(settings.input.size) \(settings.input.framesPerSecond) fps")
                 } catch {
-                    notes.append("\(name) did not open (\(error.detail))")
+                    notes.append("\(name) did not open (\(error.message))")
                 }
             }
             var software = settings
@@ -150,7 +150,7 @@ public final class LibavVideoEncoder: VideoEncoding {
         if opened < 0 {
             throw MediaError(.encoderRejectedSettings, operation: "open video encoder \(settings.codecName)",
                              averror: opened,
-                             detail: "it refused \(input.size) at \(input.framesPerSecond) fps, \(settings.bitrate / 1000) kbit/s (\(MediaError.describe(opened)))",
+                             detail: "it refused \(input.size) at \(input.framesPerSecond) fps, \(settings.bitrate / 1000) kbit/s",
                              hint: "Try another camera.size/camera.fps or encoder.video_codec")
         }
         guard let parameters = StreamParameters(context: context, media: .video, framesPerSecond: input.framesPerSecond) else {

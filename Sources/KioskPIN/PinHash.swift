@@ -37,7 +37,7 @@ public struct PinHash: Sendable, Equatable {
     /// - Throws: `PinStoreError.corrupt` naming what is wrong (never the content).
     public init(parsing text: String, path: String? = nil) throws(PinStoreError) {
         func corrupt(_ detail: String) -> PinStoreError {
-            PinStoreError(.corrupt, operation: "read the PIN hash in", path: path, detail: detail,
+            PinStoreError(.corrupt, operation: "read the PIN hash", path: path, detail: detail,
                           hint: "set a new PIN with `kioskcam pin set` (or remove the file to go back to the factory-default PIN)")
         }
         let line = text.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -1,47 +1,36 @@
 import Glibc
+import KioskCore
 
-/// Every failure of the PIN store: what was being done, on which file, and what to do.
-/// Never carries a PIN or a hash.
-public struct PinStoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        /// The new PIN is not exactly four digits.
-        case invalidPIN
-        /// The new PIN is too easy to guess (and `allowTrivial` was not given).
-        case trivialPIN
-        /// The state directory or a file in it cannot be read or written.
-        case permissionDenied
-        /// Any other I/O failure (disk full, read-only file system, missing parent folder).
-        case io
-        /// The PIN file exists but is not in the expected format.
-        case corrupt
-        /// The hash function failed.
-        case crypto
-    }
+/// Every failure of the PIN store: what was being done, on which file (the subject), and
+/// what to do. Never carries a PIN or a hash. The shape and its rendering are
+/// `DeviceError`'s.
+public typealias PinStoreError = DeviceError<PinStoreErrorCode>
 
-    public var code: Code
-    public var operation: String
-    public var path: String?
-    /// The errno, for I/O failures.
-    public var errno: Int32?
-    public var detail: String
-    public var hint: String?
+/// What kind of PIN store failure.
+public enum PinStoreErrorCode: String, DeviceErrorCode {
+    /// The new PIN is not exactly four digits.
+    case invalidPIN
+    /// The new PIN is too easy to guess (and `allowTrivial` was not given).
+    case trivialPIN
+    /// The state directory or a file in it cannot be read or written.
+    case permissionDenied
+    /// Any other I/O failure (disk full, read-only file system, missing parent folder).
+    case io
+    /// The PIN file exists but is not in the expected format.
+    case corrupt
+    /// The hash function failed.
+    case crypto
+}
 
+extension DeviceError where Code == PinStoreErrorCode {
+    /// - Parameters:
+    ///   - operation: What was being done ("set the PIN", "read").
+    ///   - path: The file or folder, if any.
+    ///   - errno: The errno, for I/O failures.
     public init(_ code: Code, operation: String, path: String? = nil, errno: Int32? = nil,
                 detail: String = "", hint: String? = nil) {
-        self.code = code
-        self.operation = operation
-        self.path = path
-        self.errno = errno
-        self.detail = detail.isEmpty ? (errno.map { String(cString: strerror($0)) } ?? "") : detail
-        self.hint = hint
-    }
-
-    public var description: String {
-        var text = operation
-        if let path { text += " \(path)" }
-        if !detail.isEmpty { text += ": " + detail }
-        if let hint { text += "; " + hint }
-        return text
+        self.init(code, subject: path, call: operation, errno: errno,
+                  systemMessage: errno.map { String(cString: strerror($0)) }, detail: detail, hint: hint)
     }
 
     /// Maps an errno from a file operation, with the usual fixes.

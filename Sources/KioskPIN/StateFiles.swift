@@ -27,7 +27,7 @@ enum StateFiles {
         var info = stat()
         if stat(path, &info) == 0 { return true }
         if errno == ENOENT { return false }
-        throw .system("look at", path: path, errno: errno)
+        throw .system("look at the file", path: path, errno: errno)
     }
 
     /// The whole file as text, or nil if it does not exist.

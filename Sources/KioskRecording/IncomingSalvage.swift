@@ -177,7 +177,7 @@ public struct IncomingSalvage: Sendable {
         } catch let error as MediaError where error.code == .invalidInput || error.code == .muxer || error.code == .encoderRejectedSettings {
             // The file's own content is what fails (a muxer refusing its stream set-up is as
             // permanent as unreadable data): trying again at every start cannot help.
-            return quarantine(tempPath, reason: "its fragments cannot be read back (\(error.detail))")
+            return quarantine(tempPath, reason: "its fragments cannot be read back (\(error.message))")
         } catch {
             logger.error("could not salvage \(tempPath): \(error); it stays in the temp area and is tried again at the next start")
             return .leftInPlace(reason: "\(error)")

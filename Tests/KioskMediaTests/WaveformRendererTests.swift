@@ -196,7 +196,7 @@ final class WaveformRendererTests: XCTestCase {
         XCTAssertThrowsError(try WaveformRenderer.render(audioFile: input, to: png, size: size), file: file, line: line) { error in
             guard let error = error as? MediaError else { return XCTFail("\(error)", file: file, line: line) }
             XCTAssertEqual(error.code, .invalidInput, "\(error)", file: file, line: line)
-            XCTAssertEqual(error.path, input, file: file, line: line)
+            XCTAssertEqual(error.subject, input, file: file, line: line)
             XCTAssertTrue(error.description.contains(input), error.description, file: file, line: line)
             if let words { XCTAssertTrue(error.description.contains(words), error.description, file: file, line: line) }
         }
@@ -264,7 +264,7 @@ final class WaveformRendererTests: XCTestCase {
         let png = folder.path + "/missing-folder/sound.png"
         XCTAssertThrowsError(try WaveformRenderer.render(audioFile: wav, to: png)) { error in
             XCTAssertEqual((error as? MediaError)?.code, .io, "\(error)")
-            XCTAssertEqual((error as? MediaError)?.path, png + ".tmp")
+            XCTAssertEqual((error as? MediaError)?.subject, png + ".tmp")
         }
         XCTAssertThrowsError(try WaveformRenderer.render(audioFile: wav, to: folder.path + "/x.png",
                                                          size: FrameSize(width: 8, height: 200))) { error in

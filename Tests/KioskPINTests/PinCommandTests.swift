@@ -104,7 +104,7 @@ final class PinCommandTests: XCTestCase {
         XCTAssertEqual(set.status, 0, set.stderr)
         let result = try kioskcam(["pin", "status", "--config", config], as: "nobody")
         XCTAssertEqual(result.status, 77, result.stderr)
-        XCTAssertTrue(result.stderr.contains("\(stateDirectory)/pin: Permission denied; run as root or check [control] state_directory"),
+        XCTAssertTrue(result.stderr.contains("\(stateDirectory)/pin: Permission denied (EACCES). Run as root or check [control] state_directory"),
                       result.stderr)
     }
 

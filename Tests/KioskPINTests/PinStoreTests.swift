@@ -175,14 +175,15 @@ final class PinStoreTests: XCTestCase {
         defer { chmod(directory, 0o700) }
         XCTAssertThrowsError(try makeStore().setPIN("2580")) { error in
             XCTAssertEqual((error as? PinStoreError)?.code, .permissionDenied)
-            XCTAssertTrue("\(error)".contains("run as root or check [control] state_directory"), "\(error)")
+            XCTAssertTrue("\(error)".contains("Run as root or check [control] state_directory"), "\(error)")
         }
     }
 
     func testSystemErrorMappingNamesTheFix() {
         let denied = PinStoreError.system("read", path: "/var/lib/kioskcam/pin", errno: EACCES)
         XCTAssertEqual(denied.code, .permissionDenied)
-        XCTAssertEqual(denied.description, "read /var/lib/kioskcam/pin: Permission denied; run as root or check [control] state_directory")
+        XCTAssertEqual(denied.description,
+                       "read failed for /var/lib/kioskcam/pin: Permission denied (EACCES). Run as root or check [control] state_directory.")
         XCTAssertTrue(PinStoreError.system("replace", path: "/x", errno: EROFS).description.contains("read-only"))
     }
 
@@ -225,4 +226,23 @@ final class Results: @unchecked Sendable {
     private var values: [Result<PinCheckResult, any Error>] = []
     func append(_ value: Result<PinCheckResult, any Error>) { lock.withLock { values.append(value) } }
     var all: [Result<PinCheckResult, any Error>] { lock.withLock { values } }
+
+    /// EBUSY, EACCES and ENOENT keep the code and the hint they had before the device
+    /// errors took one shape (`DeviceError`).
+    func testBusyDeniedAndMissingKeepTheirCodeAndHint() {
+        let cases: [(Int32, PinStoreError.Code, String?)] = [
+            (EBUSY, .io, nil),
+            (EACCES, .permissionDenied, "run as root or check [control] state_directory"),
+            (ENOENT, .io, "create the parent folder or check [control] state_directory"),
+        ]
+        for (errno, code, hint) in cases {
+            let error = PinStoreError.system("read", path: "/var/lib/kioskcam/pin", errno: errno)
+            XCTAssertEqual(error.code, code, "\(errno)")
+            XCTAssertEqual(error.hint, hint, "\(errno)")
+            XCTAssertEqual(error.errno, errno)
+            XCTAssertEqual(error.systemMessage, String(cString: strerror(errno)))
+            XCTAssertTrue(error.description.hasPrefix("read failed for /var/lib/kioskcam/pin: \(String(cString: strerror(errno))) (\(ErrnoName.of(errno)))."),
+                          error.description)
+        }
+    }
 }
