@@ -49,14 +49,14 @@ final class ALSACaptureLoop: @unchecked Sendable {
     func run(_ thread: CaptureThread) -> SourceEnd {
         let count = Int(snd_pcm_poll_descriptors_count(pcm))
         guard count > 0 else {
-            return .failed(ALSAError(device: device, operation: .read, code: count < 0 ? Int32(count) : -EINVAL).description)
+            return .failed(ALSAError(device: device, operation: .read, result: count < 0 ? Int32(count) : -EINVAL).description)
         }
         var descriptors = [pollfd](repeating: pollfd(), count: count + 1)
         let filled = descriptors.withUnsafeMutableBufferPointer {
             snd_pcm_poll_descriptors(pcm, $0.baseAddress, UInt32(count))
         }
         guard filled == count else {
-            return .failed(ALSAError(device: device, operation: .read, code: filled < 0 ? filled : -EINVAL).description)
+            return .failed(ALSAError(device: device, operation: .read, result: filled < 0 ? filled : -EINVAL).description)
         }
         descriptors[count] = pollfd(fd: thread.wakeDescriptor, events: Int16(POLLIN), revents: 0)
 
@@ -183,9 +183,9 @@ final class ALSACaptureLoop: @unchecked Sendable {
             // Many capture drivers cannot resume; a fresh start works for all of them.
             return restart()
         case ENODEV, ENOENT, ENXIO:
-            return .failed(ALSAError(device: device, operation: .read, code: code).description)
+            return .failed(ALSAError(device: device, operation: .read, result: code).description)
         default:
-            return countFailure(ALSAError(device: device, operation: .read, code: code)) ?? restart()
+            return countFailure(ALSAError(device: device, operation: .read, result: code)) ?? restart()
         }
     }
 
@@ -195,8 +195,8 @@ final class ALSACaptureLoop: @unchecked Sendable {
         var result = snd_pcm_prepare(pcm)
         if result >= 0 { result = snd_pcm_start(pcm) }
         guard result < 0 else { return nil }
-        let error = ALSAError(device: device, operation: .recover, code: result)
-        if error.reason == .deviceMissing { return .failed(error.description) }
+        let error = ALSAError(device: device, operation: .recover, result: result)
+        if error.code == .deviceMissing { return .failed(error.description) }
         // Not fatal yet: the next poll reports the state again and we retry.
         return countFailure(error)
     }

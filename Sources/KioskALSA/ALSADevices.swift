@@ -54,7 +54,7 @@ public enum ALSADevices {
         var control: OpaquePointer?
         let opened = snd_ctl_open(&control, controlName, 0)
         guard opened >= 0, let control else {
-            let error = ALSAError(device: controlName, operation: .openControl, code: opened < 0 ? opened : -ENODEV)
+            let error = ALSAError(device: controlName, operation: .openControl, result: opened < 0 ? opened : -ENODEV)
             return [ALSACaptureDevice(name: controlName, card: Int(card), cardID: "", cardName: "", device: -1,
                                       deviceName: "", subdevices: 0, capabilities: nil, error: error.description)]
         }
@@ -88,7 +88,7 @@ public enum ALSADevices {
                                           device: Int(device), deviceName: "", subdevices: 0,
                                           capabilities: nil, error: nil)
             if result < 0 {
-                entry.error = ALSAError(device: name, operation: .readCapabilities, code: result).description
+                entry.error = ALSAError(device: name, operation: .readCapabilities, result: result).description
             } else {
                 entry.deviceName = String(cString: snd_pcm_info_get_name(pcmInfo))
                 entry.subdevices = Int(snd_pcm_info_get_subdevices_count(pcmInfo))

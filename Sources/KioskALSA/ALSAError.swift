@@ -1,138 +1,136 @@
 import CALSA
 import Glibc
+import KioskCore
 
 /// A failed alsa-lib call on one device: what was attempted, ALSA's own error, and what to do.
 ///
-/// Every negative alsa-lib return code is turned into this type here, in `init`, and
-/// nowhere else, so each message names the device, the step and the fix the same way:
+/// Every negative alsa-lib return code is turned into this type in
+/// `init(device:operation:result:offered:)` and nowhere else, so each message names the
+/// device, the step and the fix the same way (the rendering is `DeviceError`'s):
 ///
-///     hw:7,0: open for capture failed: No such file or directory (ALSA error -2).
-///     The device is missing: list capture devices with `arecord -l` or `kioskcam probe`; set microphone.source to "alsa:NAME".
-public struct ALSAError: Error, CustomStringConvertible, Sendable, Equatable {
-    /// The step that failed; the `set…` cases are what the device may refuse.
-    public enum Operation: Sendable, Equatable, CustomStringConvertible {
-        case loadConfiguration
-        case open
-        case readCapabilities
-        case setAccess
-        case setSampleFormat
-        case setChannels(Int)
-        case setSampleRate(Int)
-        case setPeriod(milliseconds: Int)
-        case setBufferSize
-        case applyHardwareParameters
-        case applySoftwareParameters
-        case start
-        case read
-        case recover
-        case openControl
-        case createThread
+///     open for capture failed for hw:7,0: No such file or directory (ENOENT). The device is missing:
+///     list capture devices with `arecord -l` or `kioskcam probe`; set microphone.source to "alsa:NAME".
+public typealias ALSAError = DeviceError<ALSAErrorCode>
 
-        public var description: String {
-            switch self {
-            case .loadConfiguration: "load the ALSA configuration"
-            case .open: "open for capture"
-            case .readCapabilities: "read the device's capabilities"
-            case .setAccess: "set interleaved read/write access"
-            case .setSampleFormat: "set sample format S16_LE"
-            case .setChannels(let channels): "set \(channels) channel\(channels == 1 ? "" : "s")"
-            case .setSampleRate(let rate): "set sample rate \(rate) Hz"
-            case .setPeriod(let milliseconds): "set a period of about \(milliseconds) ms"
-            case .setBufferSize: "set the buffer size"
-            case .applyHardwareParameters: "apply the hardware parameters"
-            case .applySoftwareParameters: "apply the software parameters (timestamps)"
-            case .start: "start capture"
-            case .read: "read audio"
-            case .recover: "recover after an overrun or suspend"
-            case .openControl: "open the card's control device"
-            case .createThread: "create the capture thread"
-            }
-        }
+/// What kind of trouble, for callers that react differently (e.g. retry later when busy).
+public enum ALSAErrorCode: DeviceErrorCode {
+    /// The steps of opening and reading a capture device, a closed set.
+    public typealias Call = ALSAOperation
 
-        /// Whether the device itself may refuse this value (so the hint lists what it offers).
-        var isNegotiation: Bool {
-            switch self {
-            case .setAccess, .setSampleFormat, .setChannels, .setSampleRate, .setPeriod, .setBufferSize: true
-            default: false
-            }
+    /// ENOENT/ENODEV/ENXIO: no such device, or it was unplugged.
+    case deviceMissing
+    /// EBUSY: another program holds the device.
+    case busy
+    /// EACCES/EPERM: the user may not open the device node.
+    case permissionDenied
+    /// The device cannot capture in the requested format, rate, channels or period.
+    case unsupported
+    /// `start` on a microphone that is already capturing (EBUSY) or already stopped (EBADFD).
+    case invalidState
+    case other
+}
+
+/// The step that failed; the `set…` cases are what the device may refuse.
+public enum ALSAOperation: Hashable, Sendable, CustomStringConvertible {
+    case loadConfiguration
+    case open
+    case readCapabilities
+    case setAccess
+    case setSampleFormat
+    case setChannels(Int)
+    case setSampleRate(Int)
+    case setPeriod(milliseconds: Int)
+    case setBufferSize
+    case applyHardwareParameters
+    case applySoftwareParameters
+    case start
+    case read
+    case recover
+    case openControl
+    case createThread
+
+    public var description: String {
+        switch self {
+        case .loadConfiguration: "load the ALSA configuration"
+        case .open: "open for capture"
+        case .readCapabilities: "read the device's capabilities"
+        case .setAccess: "set interleaved read/write access"
+        case .setSampleFormat: "set sample format S16_LE"
+        case .setChannels(let channels): "set \(channels) channel\(channels == 1 ? "" : "s")"
+        case .setSampleRate(let rate): "set sample rate \(rate) Hz"
+        case .setPeriod(let milliseconds): "set a period of about \(milliseconds) ms"
+        case .setBufferSize: "set the buffer size"
+        case .applyHardwareParameters: "apply the hardware parameters"
+        case .applySoftwareParameters: "apply the software parameters (timestamps)"
+        case .start: "start capture"
+        case .read: "read audio"
+        case .recover: "recover after an overrun or suspend"
+        case .openControl: "open the card's control device"
+        case .createThread: "create the capture thread"
         }
     }
 
-    /// What kind of trouble, for callers that react differently (e.g. retry later when busy).
-    public enum Reason: Sendable, Equatable {
-        /// ENOENT/ENODEV/ENXIO: no such device, or it was unplugged.
-        case deviceMissing
-        /// EBUSY: another program holds the device.
-        case busy
-        /// EACCES/EPERM: the user may not open the device node.
-        case permissionDenied
-        /// The device cannot capture in the requested format, rate, channels or period.
-        case unsupported
-        /// `start` on a microphone that is already capturing (EBUSY) or already stopped (EBADFD).
-        case invalidState
-        case other
+    /// Whether the device itself may refuse this value (so the hint lists what it offers).
+    var isNegotiation: Bool {
+        switch self {
+        case .setAccess, .setSampleFormat, .setChannels, .setSampleRate, .setPeriod, .setBufferSize: true
+        default: false
+        }
     }
+}
 
-    public let device: String
-    public let operation: Operation
-    /// The negative alsa-lib return code (a negated errno).
-    public let code: Int32
-    /// `snd_strerror(code)`.
-    public let systemMessage: String
-    public let reason: Reason
-    /// What to do about it, naming the command or config key.
-    public let hint: String?
+extension DeviceError where Code == ALSAErrorCode {
+    /// alsa-lib's own error codes (`SND_ERROR_BEGIN`), which are no errno.
+    static var alsaCodesBegin: Int32 { 500_000 }
 
-    /// Maps an alsa-lib failure; the single place where codes become reasons and hints.
+    /// Maps an alsa-lib failure; the single place where return codes become error codes and hints.
     /// - Parameters:
     ///   - device: The ALSA device name as configured ("hw:1,0", "plughw:1,0", "default").
     ///   - operation: The step that failed.
-    ///   - code: alsa-lib's negative return code (a positive errno is accepted too).
+    ///   - result: alsa-lib's negative return code, a negated errno (a positive errno is accepted too).
     ///   - offered: What the device supports, for negotiation failures.
-    public init(device: String, operation: Operation, code: Int32, offered: ALSAPCMCapabilities? = nil) {
-        self.device = device
-        self.operation = operation
-        self.code = code > 0 ? -code : code
-        systemMessage = String(cString: snd_strerror(self.code))
-        switch -self.code {
+    public init(device: String, operation: ALSAOperation, result: Int32, offered: ALSAPCMCapabilities? = nil) {
+        let result = result > 0 ? -result : result
+        let words = String(cString: snd_strerror(result))
+        let errno = -result
+        let code: Code
+        let hint: String?
+        switch errno {
         case EBUSY where operation == .start, EBADFD where operation == .start:
-            reason = .invalidState
-            hint = -self.code == EBUSY
+            code = .invalidState
+            hint = errno == EBUSY
                 ? "This microphone is already capturing; stop() it first."
                 : "This microphone was stopped and its device closed; open a new ALSAMicrophone."
         case ENOENT, ENODEV, ENXIO:
-            reason = .deviceMissing
+            code = .deviceMissing
             hint = operation == .read || operation == .recover
                 ? "The device disappeared (unplugged?): reconnect it; list capture devices with `arecord -l` or `kioskcam probe`; set microphone.source to \"alsa:NAME\" (e.g. alsa:plughw:1,0)."
                 : "The device is missing: list capture devices with `arecord -l` or `kioskcam probe`; set microphone.source to \"alsa:NAME\" (e.g. alsa:plughw:1,0)."
         case EBUSY:
-            reason = .busy
+            code = .busy
             hint = "The device is busy: another program is using it; stop it or use a dsnoop/`plughw:` device."
         case EACCES, EPERM:
-            reason = .permissionDenied
+            code = .permissionDenied
             hint = "Permission denied: add the user to the `audio` group (`usermod -aG audio USER`, then log in again)."
         default:
             if operation.isNegotiation {
-                reason = .unsupported
+                code = .unsupported
                 hint = Self.unsupportedHint(device: device, operation: operation, offered: offered)
             } else if operation == .loadConfiguration {
-                reason = .other
+                code = .other
                 hint = "Check the ALSA configuration text (asoundrc syntax)."
             } else {
-                reason = .other
+                code = .other
                 hint = nil
             }
         }
-    }
-
-    public var description: String {
-        var text = "\(device): \(operation) failed: \(systemMessage) (ALSA error \(code))."
-        if let hint { text += " " + hint }
-        return text
+        // alsa-lib's own codes have words but no errno name.
+        self.init(code, subject: device, call: operation, errno: errno < Self.alsaCodesBegin ? errno : nil,
+                  systemMessage: words, hint: hint)
     }
 
     /// Names what the device offers and the `plughw:` alternative that converts for us.
-    static func unsupportedHint(device: String, operation: Operation, offered: ALSAPCMCapabilities?) -> String {
+    static func unsupportedHint(device: String, operation: ALSAOperation, offered: ALSAPCMCapabilities?) -> String {
         let plug = plugDeviceName(for: device)
         let convert = "or use `\(plug)` to let ALSA convert"
         guard let offered else {

@@ -47,7 +47,7 @@ public final class ALSAMicrophone: AudioSource, @unchecked Sendable {
     ///   - periodMilliseconds: Chunk length; the device may pick up to 50 ms.
     ///   - configuration: asoundrc-syntax text merged over the system ALSA configuration
     ///     for this device only, e.g. to define a dsnoop without editing /etc/asound.conf.
-    /// - Throws: `ALSAError` — reason `.deviceMissing` (no such device), `.busy` (another
+    /// - Throws: `ALSAError` — code `.deviceMissing` (no such device), `.busy` (another
     ///   program holds it), `.permissionDenied` (user not in `audio`), `.unsupported` (no
     ///   S16_LE, channel count, rate within 1 % or 20–50 ms period; the message lists what
     ///   the device offers), or `.other` for bad `configuration` text.
@@ -56,7 +56,7 @@ public final class ALSAMicrophone: AudioSource, @unchecked Sendable {
         let handle = try PCMHandle(openingCaptureOf: device, configuration: configuration)
         let setup = try handle.configureCapture(format: format, periodMilliseconds: periodMilliseconds)
         guard let thread = CaptureThread() else {
-            throw ALSAError(device: device, operation: .createThread, code: -errno)
+            throw ALSAError(device: device, operation: .createThread, result: -errno)
         }
         self.device = device
         name = "ALSA \(device)"
@@ -90,21 +90,21 @@ public final class ALSAMicrophone: AudioSource, @unchecked Sendable {
     }
 
     /// Starts the stream and delivers chunks to `sink` on a capture thread.
-    /// - Throws: `ALSAError` with operation `.start`: reason `.invalidState` when already
+    /// - Throws: `ALSAError` with call `.start`: code `.invalidState` when already
     ///   started (-EBUSY) or already stopped (-EBADFD); `.deviceMissing` if it was unplugged
     ///   since `init`; `.other` when the device refused to start.
     public func start(into sink: CaptureSink) throws(ALSAError) {
         let loop = try lock.withLock { () throws(ALSAError) -> ALSACaptureLoop in
             guard let raw = pcm.raw else {
-                throw ALSAError(device: device, operation: .start, code: -EBADFD)
+                throw ALSAError(device: device, operation: .start, result: -EBADFD)
             }
-            guard !started else { throw ALSAError(device: device, operation: .start, code: -EBUSY) }
+            guard !started else { throw ALSAError(device: device, operation: .start, result: -EBUSY) }
             if snd_pcm_state(raw) != SND_PCM_STATE_PREPARED {
                 let result = snd_pcm_prepare(raw)
-                if result < 0 { throw ALSAError(device: device, operation: .start, code: result) }
+                if result < 0 { throw ALSAError(device: device, operation: .start, result: result) }
             }
             let result = snd_pcm_start(raw)
-            if result < 0 { throw ALSAError(device: device, operation: .start, code: result) }
+            if result < 0 { throw ALSAError(device: device, operation: .start, result: result) }
             started = true
             return ALSACaptureLoop(pcm: pcm, raw: raw, device: device,
                                    setup: CaptureSetup(format: format, periodFrames: periodFrames, bufferFrames: bufferFrames),

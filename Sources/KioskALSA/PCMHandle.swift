@@ -17,7 +17,7 @@ struct PCMHandle: ~Copyable {
     ///   - configuration: asoundrc-syntax text merged over the system configuration for
     ///     this open only (it can define the device named by `device`).
     /// - Throws: `ALSAError` with `.loadConfiguration` for bad configuration text; with
-    ///   `.open` and reason `.deviceMissing`, `.busy` or `.permissionDenied`.
+    ///   `.open` and code `.deviceMissing`, `.busy` or `.permissionDenied`.
     init(openingCaptureOf device: String, configuration: String? = nil) throws(ALSAError) {
         let local = try configuration.map { text throws(ALSAError) in
             try Self.loadConfiguration(text, device: device)
@@ -31,7 +31,7 @@ struct PCMHandle: ~Copyable {
         }
         guard result >= 0, let pcm else {
             if let local { snd_config_delete(local) }
-            throw ALSAError(device: device, operation: .open, code: result < 0 ? result : -EINVAL)
+            throw ALSAError(device: device, operation: .open, result: result < 0 ? result : -EINVAL)
         }
         self.device = device
         raw = pcm
@@ -51,13 +51,13 @@ struct PCMHandle: ~Copyable {
         var top: OpaquePointer?
         var result = snd_config_update_ref(&top)
         guard result >= 0, let top else {
-            throw ALSAError(device: device, operation: .loadConfiguration, code: result < 0 ? result : -EINVAL)
+            throw ALSAError(device: device, operation: .loadConfiguration, result: result < 0 ? result : -EINVAL)
         }
         defer { snd_config_unref(top) }
         var local: OpaquePointer?
         result = snd_config_copy(&local, top)
         guard result >= 0, let local else {
-            throw ALSAError(device: device, operation: .loadConfiguration, code: result < 0 ? result : -ENOMEM)
+            throw ALSAError(device: device, operation: .loadConfiguration, result: result < 0 ? result : -ENOMEM)
         }
         var input: OpaquePointer?
         result = text.withCString { snd_input_buffer_open(&input, $0, strlen($0)) }
@@ -67,7 +67,7 @@ struct PCMHandle: ~Copyable {
         }
         guard result >= 0 else {
             snd_config_delete(local)
-            throw ALSAError(device: device, operation: .loadConfiguration, code: result)
+            throw ALSAError(device: device, operation: .loadConfiguration, result: result)
         }
         return local
     }
@@ -82,9 +82,9 @@ struct PCMHandle: ~Copyable {
 
     /// Negotiates interleaved S16_LE capture at `format`, with ~`periodMilliseconds` periods
     /// and a buffer of about four of them, and monotonic timestamps.
-    /// - Throws: `ALSAError` with reason `.unsupported` naming what the device offers when
+    /// - Throws: `ALSAError` with code `.unsupported` naming what the device offers when
     ///   it refuses access, S16_LE, the channel count, a rate within 1 % of the requested
-    ///   one, or a period between `periodMilliseconds` and 50 ms; other reasons for
+    ///   one, or a period between `periodMilliseconds` and 50 ms; other codes for
     ///   failures applying the parameters.
     func configureCapture(format: AudioFormat, periodMilliseconds: Int) throws(ALSAError) -> CaptureSetup {
         let params = try HardwareParameters(device: device)
@@ -94,26 +94,26 @@ struct PCMHandle: ~Copyable {
         try check(snd_pcm_hw_params_set_access(raw, params.raw, SND_PCM_ACCESS_RW_INTERLEAVED), .setAccess, offered)
         try check(snd_pcm_hw_params_set_format(raw, params.raw, SND_PCM_FORMAT_S16_LE), .setSampleFormat, offered)
         guard let channels = UInt32(exactly: format.channels), channels > 0 else {
-            throw ALSAError(device: device, operation: .setChannels(format.channels), code: -EINVAL, offered: offered)
+            throw ALSAError(device: device, operation: .setChannels(format.channels), result: -EINVAL, offered: offered)
         }
         try check(snd_pcm_hw_params_set_channels(raw, params.raw, channels), .setChannels(format.channels), offered)
 
         // `plughw:` devices resample to anything; a `hw:` device picks its nearest rate,
         // which is only acceptable when the difference cannot be heard or drift (1 %).
         guard let requestedRate = UInt32(exactly: format.sampleRate), requestedRate > 0 else {
-            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), code: -EINVAL, offered: offered)
+            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
         }
         var rate = requestedRate
         var direction: Int32 = 0
         try check(snd_pcm_hw_params_set_rate_near(raw, params.raw, &rate, &direction),
                   .setSampleRate(format.sampleRate), offered)
         guard abs(Int(rate) - format.sampleRate) * 100 <= format.sampleRate else {
-            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), code: -EINVAL, offered: offered)
+            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
         }
 
         // Restrict periods to [requested, 50 ms] first, so "near" cannot wander outside.
         guard periodMilliseconds > 0 else {
-            throw ALSAError(device: device, operation: .setPeriod(milliseconds: periodMilliseconds), code: -EINVAL,
+            throw ALSAError(device: device, operation: .setPeriod(milliseconds: periodMilliseconds), result: -EINVAL,
                             offered: offered)
         }
         let wantedFrames = UInt(max(1, Int(rate) * periodMilliseconds / 1000))
@@ -151,9 +151,9 @@ struct PCMHandle: ~Copyable {
                             periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames))
     }
 
-    private func check(_ result: Int32, _ operation: ALSAError.Operation,
+    private func check(_ result: Int32, _ operation: ALSAOperation,
                        _ offered: ALSAPCMCapabilities? = nil) throws(ALSAError) {
-        if result < 0 { throw ALSAError(device: device, operation: operation, code: result, offered: offered) }
+        if result < 0 { throw ALSAError(device: device, operation: operation, result: result, offered: offered) }
     }
 }
 
@@ -172,7 +172,7 @@ struct HardwareParameters: ~Copyable {
         var params: OpaquePointer?
         let result = kc_snd_pcm_hw_params_malloc(&params)
         guard result >= 0, let params else {
-            throw ALSAError(device: device, operation: .readCapabilities, code: result < 0 ? result : -ENOMEM)
+            throw ALSAError(device: device, operation: .readCapabilities, result: result < 0 ? result : -ENOMEM)
         }
         raw = params
     }
@@ -188,7 +188,7 @@ struct SoftwareParameters: ~Copyable {
         var params: OpaquePointer?
         let result = kc_snd_pcm_sw_params_malloc(&params)
         guard result >= 0, let params else {
-            throw ALSAError(device: device, operation: .applySoftwareParameters, code: result < 0 ? result : -ENOMEM)
+            throw ALSAError(device: device, operation: .applySoftwareParameters, result: result < 0 ? result : -ENOMEM)
         }
         raw = params
     }

@@ -65,8 +65,8 @@ public final class ButtonPanel {
                               in used: inout [GPIOLineSelector: String], chip: String) throws(GPIOError) {
         guard let selector else { return }
         if let other = used[selector] {
-            throw GPIOError(chip: chip, line: selector.description, operation: .configure, errno: EINVAL,
-                            reason: .configuration,
+            throw GPIOError(chip: chip, line: selector.description, operation: .configure, errno: nil,
+                            code: .configuration,
                             context: .init(detail: "\(other) and \(setting) both name this line; give each its own line."))
         }
         used[selector] = setting

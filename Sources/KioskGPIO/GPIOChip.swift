@@ -34,7 +34,7 @@ public final class GPIOChip {
     /// Opens a chip.
     /// - Parameter selector: A name ("gpiochip0"), a number ("0"), a path ("/dev/gpiochip0")
     ///   or a label ("pinctrl-bcm2711").
-    /// - Throws: `GPIOError` with `.openChip`: reason `.chipMissing` (the hint lists the chips
+    /// - Throws: `GPIOError` with `.openChip`: code `.chipMissing` (the hint lists the chips
     ///   there are) or `.permissionDenied` (the hint names the group and the udev rule).
     public init(opening selector: String) throws(GPIOError) {
         let chip: OpaquePointer?
@@ -111,15 +111,15 @@ public final class GPIOChip {
         switch selector {
         case .offset(let offset):
             guard offset >= 0, offset < lineCount, let line = gpiod_chip_get_line(raw, UInt32(offset)) else {
-                throw GPIOError(chip: name, line: selector.description, operation: .findLine, errno: EINVAL,
-                                reason: .offsetOutOfRange, context: .init(lineCount: lineCount, setting: setting))
+                throw GPIOError(chip: name, line: selector.description, operation: .findLine, errno: nil,
+                                code: .offsetOutOfRange, context: .init(lineCount: lineCount, setting: setting))
             }
             return line
         case .name(let lineName):
             guard let line = gpiod_chip_find_line(raw, lineName) else {
                 let code = Glibc.errno
                 throw GPIOError(chip: name, line: selector.description, operation: .findLine,
-                                errno: code == 0 ? ENOENT : code, reason: code == ENOENT || code == 0 ? .lineMissing : nil,
+                                errno: code == 0 ? ENOENT : code, code: code == ENOENT || code == 0 ? .lineMissing : nil,
                                 context: .init(lineNames: namedLines(limit: 12), setting: setting))
             }
             return line
@@ -182,7 +182,7 @@ public final class GPIOChip {
     }
 
     /// The error for a failed request, with the current holder of the line when it is busy.
-    func requestError(_ line: OpaquePointer, _ operation: GPIOError.Operation, errno code: Int32, setting: String?) -> GPIOError {
+    func requestError(_ line: OpaquePointer, _ operation: GPIOOperation, errno code: Int32, setting: String?) -> GPIOError {
         var consumer: String?
         if code == EBUSY {
             _ = gpiod_line_update(line)

@@ -1,105 +1,103 @@
 import Glibc
+import KioskCore
 
 /// A failed GPIO step on one chip (and line): what was attempted, the kernel's errno,
 /// and what to do about it.
 ///
-/// Every libgpiod failure becomes this type here, in `init`, and nowhere else, so each
-/// message names the chip, the line, the step and the fix the same way:
+/// Every libgpiod failure becomes this type in `init(chip:line:operation:errno:code:context:)`
+/// and nowhere else, so each message names the chip, the line, the step and the fix the
+/// same way (the rendering is `DeviceError`'s):
 ///
-///     gpiochip0 line 17 (GPIO17): request as a button input failed: Device or resource busy (errno 16).
+///     request as a button input (both edges) failed for gpiochip0 line 17 (GPIO17): Device or resource busy (EBUSY).
 ///     The line is held by "gpiomon": stop that program, or choose another line for buttons.record_line.
-public struct GPIOError: Error, CustomStringConvertible, Sendable, Equatable {
-    public enum Operation: String, Sendable, Equatable, CustomStringConvertible {
-        case openChip = "open the chip"
-        case findLine = "find the line"
-        case requestInput = "request as a button input (both edges)"
-        case requestOutput = "request as an output"
-        case readEvents = "read edge events"
-        case readValue = "read the value"
-        case setValue = "set the value"
-        case wait = "wait for edge events"
-        case configure = "check the configuration"
+public typealias GPIOError = DeviceError<GPIOErrorCode>
 
-        public var description: String { rawValue }
+/// What kind of trouble, for callers that react differently (retry, disable GPIO).
+public enum GPIOErrorCode: DeviceErrorCode {
+    /// The steps of using a chip and its lines, a closed set.
+    public typealias Call = GPIOOperation
+
+    /// No such chip (ENOENT, ENODEV) or not a GPIO chip (ENOTTY).
+    case chipMissing
+    /// No line by that name on the chip.
+    case lineMissing
+    /// The offset is not below the chip's line count.
+    case offsetOutOfRange
+    /// EBUSY: another consumer holds the line.
+    case busy
+    /// EACCES/EPERM: the user may not open /dev/gpiochipN.
+    case permissionDenied
+    /// EINVAL/EOPNOTSUPP: the kernel refused the flags (bias, active-low).
+    case unsupported
+    /// The configuration contradicts itself (one line used twice).
+    case configuration
+    case other
+}
+
+/// The step that failed.
+public enum GPIOOperation: String, Hashable, Sendable, CustomStringConvertible {
+    case openChip = "open the chip"
+    case findLine = "find the line"
+    case requestInput = "request as a button input (both edges)"
+    case requestOutput = "request as an output"
+    case readEvents = "read edge events"
+    case readValue = "read the value"
+    case setValue = "set the value"
+    case wait = "wait for edge events"
+    case configure = "check the configuration"
+
+    public var description: String { rawValue }
+}
+
+/// Facts gathered where the failure happened, to put into the hint.
+public struct GPIOErrorContext: Sendable, Equatable {
+    /// The chips there are, described (for a missing chip).
+    public var availableChips: [String]?
+    /// The chip's line count (for an offset out of range).
+    public var lineCount: Int?
+    /// Who holds the line (for a busy line).
+    public var consumer: String?
+    /// Some named lines of the chip (for a missing line name).
+    public var lineNames: [String]?
+    /// The config key the value came from ("buttons.record_line").
+    public var setting: String?
+    /// What is wrong, for `.configuration` errors (the error's detail).
+    public var detail: String?
+
+    public init(availableChips: [String]? = nil, lineCount: Int? = nil, consumer: String? = nil,
+                lineNames: [String]? = nil, setting: String? = nil, detail: String? = nil) {
+        self.availableChips = availableChips
+        self.lineCount = lineCount
+        self.consumer = consumer
+        self.lineNames = lineNames
+        self.setting = setting
+        self.detail = detail
     }
+}
 
-    /// What kind of trouble, for callers that react differently (retry, disable GPIO).
-    public enum Reason: Sendable, Equatable {
-        /// No such chip (ENOENT, ENODEV) or not a GPIO chip (ENOTTY).
-        case chipMissing
-        /// No line by that name on the chip.
-        case lineMissing
-        /// The offset is not below the chip's line count.
-        case offsetOutOfRange
-        /// EBUSY: another consumer holds the line.
-        case busy
-        /// EACCES/EPERM: the user may not open /dev/gpiochipN.
-        case permissionDenied
-        /// EINVAL/EOPNOTSUPP: the kernel refused the flags (bias, active-low).
-        case unsupported
-        /// The configuration contradicts itself (one line used twice).
-        case configuration
-        case other
-    }
-
-    /// Facts gathered where the failure happened, to put into the hint.
-    public struct Context: Sendable, Equatable {
-        /// The chips there are, described (for a missing chip).
-        public var availableChips: [String]?
-        /// The chip's line count (for an offset out of range).
-        public var lineCount: Int?
-        /// Who holds the line (for a busy line).
-        public var consumer: String?
-        /// Some named lines of the chip (for a missing line name).
-        public var lineNames: [String]?
-        /// The config key the value came from ("buttons.record_line").
-        public var setting: String?
-        /// Extra words for `.configuration` errors.
-        public var detail: String?
-
-        public init(availableChips: [String]? = nil, lineCount: Int? = nil, consumer: String? = nil,
-                    lineNames: [String]? = nil, setting: String? = nil, detail: String? = nil) {
-            self.availableChips = availableChips
-            self.lineCount = lineCount
-            self.consumer = consumer
-            self.lineNames = lineNames
-            self.setting = setting
-            self.detail = detail
-        }
-    }
+extension DeviceError where Code == GPIOErrorCode {
+    public typealias Context = GPIOErrorContext
 
     /// The group that owns /dev/gpiochip* on Raspberry Pi OS, and with our udev rule elsewhere.
-    public static let group = "gpio"
+    public static var group: String { "gpio" }
     /// Where the rootfs overlay's udev rule lands on the device.
-    public static let udevRule = "/usr/lib/udev/rules.d/70-kioskcam.rules"
+    public static var udevRule: String { "/usr/lib/udev/rules.d/70-kioskcam.rules" }
 
-    /// The chip as the user named it, or its resolved name.
-    public let chip: String
-    /// "line 17 (GPIO17)", "line \"GPIO17\"", or nil for chip-level steps.
-    public let line: String?
-    public let operation: Operation
-    public let errno: Int32
-    public let reason: Reason
-    /// What to do about it, naming the setting, group or command.
-    public let hint: String?
-
-    /// Maps a failure; the single place where errno values become reasons and hints.
+    /// Maps a failure; the single place where errno values become codes and hints.
     /// - Parameters:
     ///   - chip: The chip's name, label or path.
-    ///   - line: The line, described, or nil.
+    ///   - line: The line, described ("line 17 (GPIO17)", "line \"GPIO17\""), or nil for chip-level steps.
     ///   - operation: The step that failed.
-    ///   - errno: The errno libgpiod left (positive).
-    ///   - reason: Overrides the errno-based reason (offsets and names checked before the call).
+    ///   - errno: The errno libgpiod left (positive); nil when no system call failed
+    ///     (offsets and names checked before the call, the configuration).
+    ///   - code: Overrides the errno-based code.
     ///   - context: Facts for the hint.
-    public init(chip: String, line: String? = nil, operation: Operation, errno: Int32,
-                reason: Reason? = nil, context: Context = Context()) {
-        self.chip = chip
-        self.line = line
-        self.operation = operation
-        self.errno = errno
+    public init(chip: String, line: String? = nil, operation: GPIOOperation, errno: Int32?,
+                code: Code? = nil, context: Context = Context()) {
+        let subject = line.map { "\(chip) \($0)" } ?? chip
         let setting = context.setting.map { " for \($0)" } ?? ""
-        let resolved: Reason = reason ?? {
-            switch errno {
+        let resolved: Code = code ?? {
+            switch errno ?? 0 {
             case ENOENT, ENODEV, ENXIO, ENOTTY:
                 return operation == .openChip ? .chipMissing : (operation == .findLine ? .lineMissing : .other)
             case EBUSY: return .busy
@@ -108,7 +106,8 @@ public struct GPIOError: Error, CustomStringConvertible, Sendable, Equatable {
             default: return .other
             }
         }()
-        self.reason = resolved
+        let hint: String?
+        var detail = ""
         switch resolved {
         case .chipMissing:
             if let chips = context.availableChips, !chips.isEmpty {
@@ -123,6 +122,7 @@ public struct GPIOError: Error, CustomStringConvertible, Sendable, Equatable {
                 hint = "\(chip) names none of its lines: use a line offset\(setting) (`gpioinfo \(chip)` lists them)."
             }
         case .offsetOutOfRange:
+            detail = "no such line"
             let count = context.lineCount ?? 0
             hint = "\(chip) has \(count) line\(count == 1 ? "" : "s")\(count > 0 ? " (offsets 0–\(count - 1))" : ""); choose one of those\(setting), or another chip with buttons.chip."
         case .busy:
@@ -134,26 +134,14 @@ public struct GPIOError: Error, CustomStringConvertible, Sendable, Equatable {
         case .unsupported:
             hint = "The kernel refused the line's settings: try buttons.bias = \"as-is\" (and external resistors), or another line\(setting)."
         case .configuration:
-            hint = context.detail
+            detail = context.detail ?? ""
+            hint = nil
         case .other:
             hint = operation == .readEvents || operation == .wait
                 ? "The chip may have gone away; restart kioskcam once it is back."
                 : nil
         }
-    }
-
-    /// The system's words for the errno.
-    public var systemMessage: String { String(cString: strerror(errno)) }
-
-    public var description: String {
-        let subject = line.map { "\(chip) \($0)" } ?? chip
-        var text: String
-        switch reason {
-        case .offsetOutOfRange: text = "\(subject): \(operation) failed: no such line."
-        case .configuration: text = "\(subject): \(operation) failed."
-        default: text = "\(subject): \(operation) failed: \(systemMessage) (errno \(errno))."
-        }
-        if let hint { text += " " + hint }
-        return text
+        self.init(resolved, subject: subject, call: operation, errno: errno,
+                  systemMessage: errno.map { String(cString: strerror($0)) }, detail: detail, hint: hint)
     }
 }

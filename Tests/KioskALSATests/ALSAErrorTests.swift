@@ -10,59 +10,59 @@ final class ALSAErrorTests: XCTestCase {
                                              minPeriodMicroseconds: 1000, maxPeriodMicroseconds: 1_000_000)
 
     func testUnsupportedRateNamesWhatTheDeviceOffersAndPlughw() {
-        let error = ALSAError(device: "hw:1,0", operation: .setSampleRate(12345), code: -EINVAL, offered: usbMic)
-        XCTAssertEqual(error.reason, .unsupported)
+        let error = ALSAError(device: "hw:1,0", operation: .setSampleRate(12345), result: -EINVAL, offered: usbMic)
+        XCTAssertEqual(error.code, .unsupported)
         XCTAssertEqual(error.systemMessage, "Invalid argument")
         XCTAssertEqual(error.description, """
-            hw:1,0: set sample rate 12345 Hz failed: Invalid argument (ALSA error -22). \
+            set sample rate 12345 Hz failed for hw:1,0: Invalid argument (EINVAL). \
             The device offers 8000–48000 Hz (of the usual rates: 8000, 16000, 44100, 48000); \
             set microphone.sample_rate to one of those, or use `plughw:1,0` to let ALSA resample.
             """)
     }
 
     func testUnsupportedChannelsAndFormat() {
-        let channels = ALSAError(device: "hw:2,0", operation: .setChannels(6), code: -EINVAL, offered: usbMic)
+        let channels = ALSAError(device: "hw:2,0", operation: .setChannels(6), result: -EINVAL, offered: usbMic)
         XCTAssertTrue(channels.description.contains("set 6 channels failed"), channels.description)
         XCTAssertTrue(channels.description.contains("offers 1–2 channels"), channels.description)
         XCTAssertTrue(channels.description.contains("microphone.channels"), channels.description)
         XCTAssertTrue(channels.description.contains("`plughw:2,0`"), channels.description)
 
-        let format = ALSAError(device: "hw:2,0", operation: .setSampleFormat, code: -EINVAL, offered: usbMic)
+        let format = ALSAError(device: "hw:2,0", operation: .setSampleFormat, result: -EINVAL, offered: usbMic)
         XCTAssertTrue(format.description.contains("S16_LE"), format.description)
         XCTAssertTrue(format.description.contains("`plughw:2,0`"), format.description)
 
-        let period = ALSAError(device: "dsnooped", operation: .setPeriod(milliseconds: 20), code: -EINVAL,
+        let period = ALSAError(device: "dsnooped", operation: .setPeriod(milliseconds: 20), result: -EINVAL,
                                offered: usbMic)
         XCTAssertTrue(period.description.contains("periods of 1–1000 ms"), period.description)
     }
 
     func testBusyPermissionAndMissingHints() {
-        let busy = ALSAError(device: "hw:1,0", operation: .open, code: -EBUSY)
-        XCTAssertEqual(busy.reason, .busy)
+        let busy = ALSAError(device: "hw:1,0", operation: .open, result: -EBUSY)
+        XCTAssertEqual(busy.code, .busy)
         XCTAssertTrue(busy.description.contains("another program is using it"), busy.description)
         XCTAssertTrue(busy.description.contains("dsnoop"), busy.description)
 
         for code in [EACCES, EPERM] {
-            let denied = ALSAError(device: "hw:1,0", operation: .open, code: -code)
-            XCTAssertEqual(denied.reason, .permissionDenied)
+            let denied = ALSAError(device: "hw:1,0", operation: .open, result: -code)
+            XCTAssertEqual(denied.code, .permissionDenied)
             XCTAssertTrue(denied.description.contains("`audio` group"), denied.description)
         }
         for code in [ENOENT, ENODEV] {
-            let missing = ALSAError(device: "hw:3,0", operation: .open, code: -code)
-            XCTAssertEqual(missing.reason, .deviceMissing)
+            let missing = ALSAError(device: "hw:3,0", operation: .open, result: -code)
+            XCTAssertEqual(missing.code, .deviceMissing)
             XCTAssertTrue(missing.description.contains("arecord -l"), missing.description)
             XCTAssertTrue(missing.description.contains("kioskcam probe"), missing.description)
         }
-        let unplugged = ALSAError(device: "hw:3,0", operation: .read, code: -ENODEV)
+        let unplugged = ALSAError(device: "hw:3,0", operation: .read, result: -ENODEV)
         XCTAssertTrue(unplugged.description.contains("unplugged"), unplugged.description)
     }
 
     func testPositiveCodesAreNormalisedAndOtherFailuresHaveNoHint() {
-        let error = ALSAError(device: "default", operation: .start, code: EIO)
-        XCTAssertEqual(error.code, -EIO)
-        XCTAssertEqual(error.reason, .other)
+        let error = ALSAError(device: "default", operation: .start, result: EIO)
+        XCTAssertEqual(error.errno, EIO)
+        XCTAssertEqual(error.code, .other)
         XCTAssertNil(error.hint)
-        XCTAssertEqual(error.description, "default: start capture failed: Input/output error (ALSA error -5).")
+        XCTAssertEqual(error.description, "start capture failed for default: Input/output error (EIO).")
     }
 
     func testPlugDeviceNames() {
@@ -100,5 +100,30 @@ final class ALSAErrorTests: XCTestCase {
         XCTAssertEqual(try JSONDecoder().decode(ALSACaptureDevice.self, from: json), device)
         XCTAssertTrue(String(decoding: json, as: UTF8.self).contains("\"supportsS16\":true"))
     }
-}
 
+    /// EBUSY, EACCES and ENOENT keep the code and the hint they had before the device
+    /// errors took one shape (`DeviceError`); the errno is named from the one table
+    /// instead of "ALSA error -16".
+    func testBusyDeniedAndMissingKeepTheirCodeAndHint() {
+        let cases: [(Int32, ALSAError.Code, String)] = [
+            (EBUSY, .busy, "The device is busy: another program is using it; stop it or use a dsnoop/`plughw:` device."),
+            (EACCES, .permissionDenied,
+             "Permission denied: add the user to the `audio` group (`usermod -aG audio USER`, then log in again)."),
+            (ENOENT, .deviceMissing,
+             "The device is missing: list capture devices with `arecord -l` or `kioskcam probe`; set microphone.source to \"alsa:NAME\" (e.g. alsa:plughw:1,0)."),
+        ]
+        for (errno, code, hint) in cases {
+            let error = ALSAError(device: "hw:1,0", operation: .open, result: -errno)
+            XCTAssertEqual(error.code, code, "\(errno)")
+            XCTAssertEqual(error.hint, hint, "\(errno)")
+            XCTAssertEqual(error.errno, errno)
+            XCTAssertEqual(error.call, .open)
+            XCTAssertEqual(error.description,
+                           "open for capture failed for hw:1,0: \(String(cString: strerror(errno))) (\(ErrnoName.of(errno))). \(hint)")
+        }
+        // alsa-lib's own codes have words but are no errno.
+        let own = ALSAError(device: "hw:1,0", operation: .open, result: -500_000)
+        XCTAssertNil(own.errno)
+        XCTAssertNotNil(own.systemMessage)
+    }
+}

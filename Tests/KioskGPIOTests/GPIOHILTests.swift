@@ -69,13 +69,13 @@ final class GPIOHILTests: XCTestCase {
         return events
     }
 
-    private func expectError(_ reason: GPIOError.Reason, _ fragments: [String], file: StaticString = #filePath,
+    private func expectError(_ reason: GPIOError.Code, _ fragments: [String], file: StaticString = #filePath,
                              line: UInt = #line, _ body: () throws -> Void) {
         do {
             try body()
             XCTFail("expected a \(reason) error", file: file, line: line)
         } catch let error as GPIOError {
-            XCTAssertEqual(error.reason, reason, "\(error)", file: file, line: line)
+            XCTAssertEqual(error.code, reason, "\(error)", file: file, line: line)
             for fragment in fragments {
                 XCTAssertTrue(error.description.contains(fragment), "'\(error)' lacks '\(fragment)'", file: file, line: line)
             }
