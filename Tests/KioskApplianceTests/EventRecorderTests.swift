@@ -1,0 +1,161 @@
+import Foundation
+import KioskCore
+import KioskRecording
+import KioskTestSupport
+import Logging
+import XCTest
+@testable import KioskAppliance
+
+/// The event recorder between its inputs and a stand-in clip output, on a clock the test
+/// drives: which clips start and end, with how much pre-event time, and what the event
+/// log and the socket are told.
+final class EventRecorderTests: XCTestCase {
+    private final class FakeClips: EventClipOutput, @unchecked Sendable {
+        let lock = Lock()
+        var started: [(preSeconds: Double, label: String)] = []
+        var ended = 0
+        let root: String
+        init(root: String) { self.root = root }
+        func startClip(preSeconds: Double, label: String) throws(RecorderError) {
+            lock.withLock { started.append((preSeconds, label)) }
+        }
+        func endClip() -> [String] {
+            lock.withLock {
+                ended += 1
+                return [root + "/video/20261124/1015\(String(format: "%02d", ended))-\(started.last?.label ?? "x").mp4"]
+            }
+        }
+    }
+
+    private final class Published: @unchecked Sendable {
+        let lock = Lock()
+        var messages: [EventMessage] = []
+        func add(_ message: EventMessage) { lock.withLock { messages.append(message) } }
+        var all: [EventMessage] { lock.withLock { messages } }
+    }
+
+    private func makeRecorder(root: String, configure: (inout Configuration) -> Void = { _ in },
+                              snapshot: @escaping @Sendable (@escaping @Sendable (String?) -> Void) -> Void = { $0(nil) },
+                              level: @escaping @Sendable () -> Double? = { nil })
+        -> (EventRecorder, FakeClips, ManualClock, Published) {
+        var configuration = Configuration()
+        configuration.storage.mediaRoot = root
+        configuration.events.mode = .events
+        configuration.events.timing = EventTiming(preSeconds: 5, postSeconds: 10, gapSeconds: 0, maxSeconds: 300)
+        configure(&configuration)
+        let clips = FakeClips(root: root)
+        let clock = ManualClock(MonotonicInstant(nanoseconds: 1_000_000_000_000))
+        let published = Published()
+        // 2026-11-24 10:15:00 UTC when the manual clock reads 1000 s.
+        let recorder = EventRecorder(configuration: configuration, clips: clips, clock: clock, logger: Logger(label: "test"),
+                                     snapshot: snapshot, soundLevel: level,
+                                     wallClock: { 1_795_602_900 + clock.now().seconds(since: MonotonicInstant(nanoseconds: 1_000_000_000_000)) },
+                                     publish: { published.add($0) })
+        return (recorder, clips, clock, published)
+    }
+
+    func testAManualEventMakesOneClipWithPreTimeAndLogsNewThenEnd() throws {
+        let folder = TemporaryDirectory()
+        let (recorder, clips, clock, published) = makeRecorder(root: folder.path)
+        let id = try XCTUnwrap(recorder.manualTrigger(on: true))
+        XCTAssertTrue(id.range(of: #"^\d{8}-\d{6}-1$"#, options: .regularExpression) != nil, id)
+        recorder.drain()
+        clock.advance(bySeconds: 3)
+        XCTAssertEqual(recorder.manualTrigger(on: false), id, "the stop names the event it ends")
+        recorder.drain()
+        XCTAssertEqual(clips.started.map(\.preSeconds), [5])
+        XCTAssertEqual(clips.started.map(\.label), ["manual"])
+        XCTAssertEqual(clips.ended, 0, "the clip goes on for post_seconds")
+        clock.advance(bySeconds: 9.9)
+        recorder.tick()
+        recorder.drain()
+        XCTAssertEqual(clips.ended, 0)
+        clock.advance(bySeconds: 0.2)
+        recorder.tick()
+        recorder.drain()
+        XCTAssertEqual(clips.ended, 1)
+
+        XCTAssertEqual(published.all.map(\.type), [.new, .end])
+        let end = try XCTUnwrap(published.all.last)
+        XCTAssertEqual(end.id, id)
+        XCTAssertEqual(end.clip, "video/20261124/101501-manual.mp4", "relative to the media root")
+        XCTAssertEqual((end.end ?? 0) - end.clipStart, 18, accuracy: 0.01, "5 s before, 3 s of trigger, 10 s after")
+        XCTAssertEqual(end.start - end.clipStart, 5, accuracy: 0.01)
+        let log = EventLogFile(root: folder.path)
+        let listing = log.listing(day: String(id.prefix(8)))
+        XCTAssertEqual(listing.events, [end], "the log's last line about the event is the end message")
+        XCTAssertEqual(recorder.currentStatus.eventsToday, 1)
+        XCTAssertEqual(recorder.currentStatus.lastEvent, id)
+        XCTAssertFalse(recorder.currentStatus.recording)
+    }
+
+    func testMotionOnLumaFramesStartsAClipAndTheBestStillReplacesTheLast() throws {
+        let folder = TemporaryDirectory()
+        let stills = folder.path + "/photo/20261124"
+        try FileManager.default.createDirectory(atPath: stills, withIntermediateDirectories: true)
+        let counter = Published()
+        let (recorder, clips, clock, published) = makeRecorder(root: folder.path, configure: {
+            $0.motion.thresholdPercent = 0.5
+            $0.motion.minimumFrames = 2
+        }, snapshot: { done in
+            let path = stills + "/still-\(UUID().uuidString.prefix(6)).jpg"
+            FileManager.default.createFile(atPath: path, contents: Data([0xFF, 0xD8]))
+            counter.add(EventMessage(type: .new, id: path, start: 0, clipStart: 0, triggers: []))
+            done(path)
+        })
+        func frame(box: Int?) -> LumaFrame {
+            var pixels = [UInt8](repeating: 80, count: 160 * 90)
+            if let box {
+                for y in 30..<(30 + box) { for x in 40..<(40 + box) { pixels[y * 160 + x] = 240 } }
+            }
+            return LumaFrame(width: 160, height: 90, pixels: pixels, time: clock.now())
+        }
+        for _ in 0..<8 { recorder.observe(frame(box: nil)); clock.advance(bySeconds: 0.125) }
+        for size in [12, 12, 20, 28, 28] { recorder.observe(frame(box: size)); clock.advance(bySeconds: 0.125) }
+        recorder.drain()
+        XCTAssertEqual(clips.started.map(\.label), ["motion"])
+        XCTAssertTrue(recorder.currentStatus.motion)
+        XCTAssertGreaterThan(recorder.currentStatus.motionScore, 3)
+        let updates = published.all.filter { $0.type == .update }
+        XCTAssertEqual(updates.last?.snapshot?.hasPrefix("photo/20261124/still-"), true, "\(updates)")
+        XCTAssertGreaterThan(updates.last?.peakScore ?? 0, 3)
+        let remaining = try FileManager.default.contentsOfDirectory(atPath: stills)
+        XCTAssertEqual(remaining.count, 1, "one still per event, the best so far: \(remaining) of \(counter.all.count) taken")
+        XCTAssertGreaterThan(counter.all.count, 1, "a higher peak took a new still")
+        recorder.stop()
+        XCTAssertEqual(clips.ended, 1, "stopping ends the clip going on")
+        XCTAssertEqual(published.all.last?.type, .end)
+    }
+
+    func testTheSoundTriggerNeedsItsLevelForItsTime() {
+        let folder = TemporaryDirectory()
+        let level = Published()
+        let (recorder, clips, clock, _) = makeRecorder(root: folder.path, configure: {
+            $0.events.sound = true
+            $0.events.soundDBFS = -20
+            $0.events.soundMilliseconds = 300
+        }, level: { level.all.isEmpty ? -60 : -10 })
+        for _ in 0..<5 { recorder.tick(); clock.advance(bySeconds: 0.1) }
+        level.add(EventMessage(type: .new, id: "loud", start: 0, clipStart: 0, triggers: []))
+        for _ in 0..<3 { recorder.tick(); clock.advance(bySeconds: 0.1) }
+        recorder.drain()
+        XCTAssertTrue(clips.started.isEmpty, "200 ms of loud sound is not enough")
+        recorder.tick()
+        recorder.drain()
+        XCTAssertEqual(clips.started.map(\.label), ["sound"])
+    }
+
+    func testTriggersThatAreOffDoNothing() {
+        let folder = TemporaryDirectory()
+        let (recorder, clips, clock, _) = makeRecorder(root: folder.path, configure: { $0.events.motion = false })
+        for index in 0..<20 {
+            var pixels = [UInt8](repeating: 80, count: 64 * 36)
+            if index > 10 { for i in 0..<400 { pixels[i] = 250 } }
+            recorder.observe(LumaFrame(width: 64, height: 36, pixels: pixels, time: clock.now()))
+            clock.advance(bySeconds: 0.125)
+        }
+        recorder.drain()
+        XCTAssertTrue(clips.started.isEmpty)
+        XCTAssertEqual(recorder.currentStatus.motionScore, 0)
+    }
+}
