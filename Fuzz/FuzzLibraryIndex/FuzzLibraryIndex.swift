@@ -69,12 +69,15 @@ func checkNames(_ name: String) {
         Fuzz.require(CalendarDate(year: time.year, month: time.month, day: time.day) != nil, "time stamp \(name) has no date")
     }
     if let (kind, time) = LibraryLayout.parseIncomingName(name) {
-        let path = LibraryLayout(root: "/m").incomingPath(kind, time)
+        let label = LibraryLayout.parseIncomingLabel(name)
+        Fuzz.require(label.map(LibraryLayout.isValidLabel) ?? true, "temp name \(name) gave the label \(label ?? "")")
+        let path = LibraryLayout(root: "/m").incomingPath(kind, time, label: label)
         let written = String(path.split(separator: "/").last ?? "")
         guard let again = LibraryLayout.parseIncomingName(written) else {
             return Fuzz.require(false, "temp name \(name) writes back as \(written), which does not parse")
         }
         Fuzz.require(again.kind == kind && again.time == time, "temp name \(name) parses differently from \(written)")
+        Fuzz.require(LibraryLayout.parseIncomingLabel(written) == label, "temp name \(name) loses its label in \(written)")
     }
 }
 

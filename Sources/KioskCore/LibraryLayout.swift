@@ -127,18 +127,36 @@ public struct LibraryLayout: Sendable, Equatable {
     }
 
     /// The library path for a recording that started at `time`. `attempt` > 0 gives
-    /// `HHMMSS-1.mp4`, `HHMMSS-2.mp4`… for a second recording in the same second.
-    public func finalPath(_ kind: MediaKind, _ time: LocalTimestamp, attempt: Int = 0) -> String {
+    /// `HHMMSS-1.mp4`, `HHMMSS-2.mp4`… for a second recording in the same second; a
+    /// `label` (an event clip's trigger) goes after the time: `HHMMSS-motion.mp4`.
+    public func finalPath(_ kind: MediaKind, _ time: LocalTimestamp, attempt: Int = 0, label: String? = nil) -> String {
+        let labelPart = label.flatMap { Self.isValidLabel($0) ? "-" + $0 : nil } ?? ""
         let suffix = attempt == 0 ? "" : "-\(attempt)"
-        return dateDirectory(kind, time) + "/" + time.timeStamp + suffix + "." + kind.fileExtension
+        return dateDirectory(kind, time) + "/" + time.timeStamp + labelPart + suffix + "." + kind.fileExtension
     }
 
     /// The temp path a recording is written to until it is finished.
-    /// `serial` separates segments started in the same second.
-    public func incomingPath(_ kind: MediaKind, _ time: LocalTimestamp, serial: Int = 0) -> String {
+    /// `serial` separates segments started in the same second; a `label` is kept in the
+    /// name (`+motion`) so that salvage after a crash gives the clip its name.
+    public func incomingPath(_ kind: MediaKind, _ time: LocalTimestamp, serial: Int = 0, label: String? = nil) -> String {
         let serialPart = serial == 0 ? "" : "~\(serial)"
-        return incomingDirectory + "/" + kind.rawValue + "-" + time.description + serialPart
+        let labelPart = label.flatMap { Self.isValidLabel($0) ? "+" + $0 : nil } ?? ""
+        return incomingDirectory + "/" + kind.rawValue + "-" + time.description + serialPart + labelPart
             + "." + kind.fileExtension + Self.partSuffix
+    }
+
+    /// A name label: 1…16 lowercase ASCII letters (a trigger's name), nothing that could
+    /// read as a time, a serial or a path.
+    public static func isValidLabel(_ label: String) -> Bool {
+        (1...16).contains(label.utf8.count) && label.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
+    }
+
+    /// The label of a temp file's name (`video-20261124-101455+motion.mp4.part`), if any.
+    public static func parseIncomingLabel(_ name: String) -> String? {
+        guard parseIncomingName(name) != nil, let plus = name.lastIndex(of: "+"),
+              let dot = name[plus...].firstIndex(of: ".") else { return nil }
+        let label = String(name[name.index(after: plus)..<dot])
+        return isValidLabel(label) ? label : nil
     }
 
     /// Recovers kind and start time from a temp file's name, for salvage after a crash.
@@ -149,6 +167,10 @@ public struct LibraryLayout: Sendable, Equatable {
               let kind = MediaKind(rawValue: String(stem[..<dash])),
               stem.hasSuffix("." + kind.fileExtension) else { return nil }
         var timePart = stem[stem.index(after: dash)...].dropLast(kind.fileExtension.count + 1)
+        if let plus = timePart.firstIndex(of: "+") {
+            guard isValidLabel(String(timePart[timePart.index(after: plus)...])) else { return nil }
+            timePart = timePart[..<plus]
+        }
         if let tilde = timePart.firstIndex(of: "~") {
             let serial = timePart[timePart.index(after: tilde)...]
             guard !serial.isEmpty, serial.allSatisfy(\.isASCIIDigit) else { return nil }

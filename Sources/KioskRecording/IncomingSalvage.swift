@@ -109,7 +109,9 @@ public struct IncomingSalvage: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .leftInPlace(reason: String(cString: strerror(errno))) }
         let fileSize = Int64(info.st_size)
-        if let path = files.libraryName(linkedTo: info, kind: kind, time: time) {
+        // An event clip's label (`+motion`) is in its temp name: the salvaged clip keeps it.
+        let label = LibraryLayout.parseIncomingLabel(String(tempPath.split(separator: "/").last ?? ""))
+        if let path = files.libraryName(linkedTo: info, kind: kind, time: time, label: label) {
             // Stopped between the move's link and its unlink: the file is in the library
             // already. Salvaging it again would put the same recording there twice.
             let seconds = kind == .photo ? 0 : (try? MediaSalvage.inspect(path).seconds) ?? 0
@@ -166,7 +168,7 @@ public struct IncomingSalvage: Sendable {
                 }
                 _ = rename(repaired, tempPath)
             }
-            let path = try files.moveIntoLibrary(tempPath, kind: kind, time: time, seconds: report.seconds)
+            let path = try files.moveIntoLibrary(tempPath, kind: kind, time: time, seconds: report.seconds, label: label)
             if kind == .audio {
                 // Start-up salvage has no recorder: draw the waveform here (a failure only costs the picture).
                 let picture = String(path.dropLast(".m4a".count)) + ".png"

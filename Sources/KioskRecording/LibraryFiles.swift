@@ -39,8 +39,8 @@ public struct LibraryFiles: Sendable {
     /// duration in the day's index.
     /// - Returns: The final path.
     public func moveIntoLibrary(_ tempPath: String, kind: MediaKind, time: LocalTimestamp,
-                                seconds: Double = 0) throws(RecorderError) -> String {
-        let target = try move(tempPath, kind: kind, time: time)
+                                seconds: Double = 0, label: String? = nil) throws(RecorderError) -> String {
+        let target = try move(tempPath, kind: kind, time: time, label: label)
         appendToIndex(directory: layout.dateDirectory(kind, time), name: String(target.split(separator: "/").last ?? ""), seconds: seconds)
         return target
     }
@@ -48,11 +48,11 @@ public struct LibraryFiles: Sendable {
     /// The library name a temp file is already linked to, when a crash cut a move short
     /// between its link and its unlink; nil when it is not in the library.
     /// - Parameter info: The temp file's `stat`.
-    public func libraryName(linkedTo info: stat, kind: MediaKind, time: LocalTimestamp) -> String? {
+    public func libraryName(linkedTo info: stat, kind: MediaKind, time: LocalTimestamp, label: String? = nil) -> String? {
         guard info.st_nlink > 1 else { return nil }
         // A move takes the first free name, so every name before the one it took exists.
         for attempt in 0..<1000 {
-            let target = layout.finalPath(kind, time, attempt: attempt)
+            let target = layout.finalPath(kind, time, attempt: attempt, label: label)
             var other = stat()
             guard lstat(target, &other) == 0 else { return nil }
             if other.st_ino == info.st_ino && other.st_dev == info.st_dev { return target }
@@ -81,11 +81,11 @@ public struct LibraryFiles: Sendable {
         close(fd)
     }
 
-    private func move(_ tempPath: String, kind: MediaKind, time: LocalTimestamp) throws(RecorderError) -> String {
+    private func move(_ tempPath: String, kind: MediaKind, time: LocalTimestamp, label: String?) throws(RecorderError) -> String {
         let directory = layout.dateDirectory(kind, time)
         try makeDirectories(directory)
         for attempt in 0..<1000 {
-            let target = layout.finalPath(kind, time, attempt: attempt)
+            let target = layout.finalPath(kind, time, attempt: attempt, label: label)
             // link() fails with EEXIST instead of replacing: an atomic no-clobber move.
             if link(tempPath, target) == 0 {
                 unlink(tempPath)

@@ -200,4 +200,21 @@ final class LibraryLayoutTests: XCTestCase {
             XCTAssertEqual(iso8601UTC(secondsSince1970: seconds), formatter.string(from: Date(timeIntervalSince1970: Double(seconds))))
         }
     }
+
+    func testEventClipsCarryTheirLabelFromTheTempNameToTheLibrary() throws {
+        let layout = LibraryLayout(root: "/media")
+        let time = LocalTimestamp(year: 2026, month: 11, day: 24, hour: 10, minute: 14, second: 55)
+        XCTAssertEqual(layout.finalPath(.video, time, label: "motion"), "/media/video/20261124/101455-motion.mp4")
+        XCTAssertEqual(layout.finalPath(.video, time, attempt: 2, label: "sound"), "/media/video/20261124/101455-sound-2.mp4")
+        XCTAssertEqual(layout.finalPath(.video, time, label: "../x"), "/media/video/20261124/101455.mp4", "a bad label is left out")
+        let temp = layout.incomingPath(.video, time, serial: 1, label: "motion")
+        XCTAssertEqual(temp, "/media/.incoming/video-20261124-101455~1+motion.mp4.part")
+        let name = String(temp.split(separator: "/").last ?? "")
+        XCTAssertEqual(LibraryLayout.parseIncomingName(name)?.time, time)
+        XCTAssertEqual(LibraryLayout.parseIncomingLabel(name), "motion")
+        XCTAssertNil(LibraryLayout.parseIncomingLabel("video-20261124-101455.mp4.part"))
+        XCTAssertNil(LibraryLayout.parseIncomingName("video-20261124-101455+Motion.mp4.part"), "labels are lowercase letters")
+        XCTAssertNil(LibraryLayout.parseIncomingName("video-20261124-101455+.mp4.part"))
+        XCTAssertFalse(LibraryLayout.isValidLabel(String(repeating: "a", count: 17)))
+    }
 }
