@@ -32,9 +32,15 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         /// Kernel UAPI headers (linux/fb.h) for the framebuffer ioctls; no library to link.
         .systemLibrary(name: "CLinuxFB"),
+        /// sys/eventfd.h, which Glibc's Swift module leaves out: `WakeUpEvent`'s kernel object.
+        .systemLibrary(name: "CLinuxEventFD"),
 
-        /// Pure policy: no C imports, most tests live here.
-        .target(name: "KioskCore"),
+        /// Pure policy, most tests live here; and the thread primitives (`Locked`,
+        /// `WakeUpEvent`, `ThreadGroup`), whose eventfd is its one C import.
+        .target(
+            name: "KioskCore",
+            dependencies: ["CLinuxEventFD", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         /// Thin Swift over FFmpeg: encoders, muxer, pixel conversion, JPEG, salvage.
         .target(
             name: "KioskMedia",

@@ -1,8 +1,13 @@
 import Foundation
 
-/// A mutex with a scoped `withLock`, plus the condition variable the pipeline's
-/// hand-off queues wait on. Thin over `NSCondition` so the core needs no C import.
-public final class Lock: @unchecked Sendable {
+/// A pthread mutex with a scoped `withLock`, plus its condition variable: what `Locked`
+/// is made of. Thin over `NSCondition` (a `pthread_mutex_t` and a `pthread_cond_t`) so
+/// the core needs no C import, and so that ThreadSanitizer, which intercepts both, sees
+/// the order it imposes — which it does not for `Synchronization.Mutex` (see `Locked`).
+///
+/// Keep state in a `Locked` rather than next to a bare `Lock`: then the compiler checks
+/// that it is only reached under the lock.
+public final class Lock: Sendable {
     private let condition = NSCondition()
 
     public init() {}
