@@ -1,5 +1,5 @@
 /// One captured video frame, tightly packed in `format.pixelFormat`.
-public struct VideoFrame: @unchecked Sendable {
+public struct VideoFrame: Sendable {
     public var buffer: MediaBuffer
     public var format: VideoFormat
     /// When the frame was captured, on the monotonic clock.
@@ -16,7 +16,7 @@ public struct VideoFrame: @unchecked Sendable {
 }
 
 /// A run of interleaved S16 PCM samples, stamped with the time of its first sample.
-public struct AudioChunk: @unchecked Sendable {
+public struct AudioChunk: Sendable {
     public var buffer: MediaBuffer
     public var format: AudioFormat
     public var timestamp: MonotonicInstant
@@ -39,7 +39,7 @@ public struct AudioChunk: @unchecked Sendable {
 }
 
 /// What flows from the capture threads to the encoder thread.
-public enum CaptureItem: @unchecked Sendable {
+public enum CaptureItem: Sendable {
     case video(VideoFrame)
     case audio(AudioChunk)
 

@@ -11,7 +11,7 @@ import Foundation
 /// queue applies back-pressure (`.block`) instead, so nothing is dropped, and merges
 /// strictly by time: an item is handed out only once the other lane has a later one
 /// (or has finished), so a fast audio file cannot run ahead of the video.
-public final class CaptureQueue: @unchecked Sendable {
+public final class CaptureQueue: Sendable {
     public enum OverflowPolicy: Sendable {
         /// Live capture: drop the oldest item and count it.
         case dropOldest
@@ -26,14 +26,35 @@ public final class CaptureQueue: @unchecked Sendable {
         public init() {}
     }
 
-    private let lock = Lock()
-    private var video: RingBuffer<VideoFrame>
-    private var audio: RingBuffer<AudioChunk>
-    private var counters = Counters()
-    private var closed = false
-    /// A lane whose source has delivered its last item (or that has no source).
-    private var videoFinished: Bool
-    private var audioFinished: Bool
+    private struct State {
+        var video: RingBuffer<VideoFrame>
+        var audio: RingBuffer<AudioChunk>
+        var counters = Counters()
+        var closed = false
+        /// A lane whose source has delivered its last item (or that has no source).
+        var videoFinished: Bool
+        var audioFinished: Bool
+
+        /// Live: anything queued. Replay (`.block`): only once the order across lanes is known.
+        func canPop(_ overflow: OverflowPolicy) -> Bool {
+            if video.isEmpty && audio.isEmpty { return false }
+            guard overflow == .block else { return true }
+            return (!video.isEmpty || videoFinished) && (!audio.isEmpty || audioFinished)
+        }
+
+        mutating func popEarliest() -> CaptureItem? {
+            switch (video.first, audio.first) {
+            case (let v?, let a?):
+                return v.timestamp <= a.timestamp ? video.popFirst().map(CaptureItem.video) : audio.popFirst().map(CaptureItem.audio)
+            case (.some, nil): return video.popFirst().map(CaptureItem.video)
+            case (nil, .some): return audio.popFirst().map(CaptureItem.audio)
+            case (nil, nil): return nil
+            }
+        }
+    }
+
+    /// Producers wait in it for room (`.block`), the consumer for an item.
+    private let state: Locked<State>
     public let overflow: OverflowPolicy
 
     /// - Parameters:
@@ -41,97 +62,91 @@ public final class CaptureQueue: @unchecked Sendable {
     ///   - expectsAudio: Whether an audio source feeds this queue.
     public init(videoCapacity: Int, audioCapacity: Int, overflow: OverflowPolicy = .dropOldest,
                 expectsVideo: Bool = true, expectsAudio: Bool = true) {
-        video = RingBuffer(capacity: videoCapacity)
-        audio = RingBuffer(capacity: audioCapacity)
+        state = Locked(State(video: RingBuffer(capacity: videoCapacity), audio: RingBuffer(capacity: audioCapacity),
+                             videoFinished: !expectsVideo, audioFinished: !expectsAudio))
         self.overflow = overflow
-        videoFinished = !expectsVideo
-        audioFinished = !expectsAudio
     }
 
     /// The video source delivered its last frame.
-    public func finishVideo() { lock.withLock { videoFinished = true; lock.broadcast() } }
+    public func finishVideo() {
+        state.withLock { $0.videoFinished = true }
+        state.wakeWaiters()
+    }
 
     /// The audio source delivered its last chunk.
-    public func finishAudio() { lock.withLock { audioFinished = true; lock.broadcast() } }
+    public func finishAudio() {
+        state.withLock { $0.audioFinished = true }
+        state.wakeWaiters()
+    }
 
     /// Whether the video source has finished and every frame has been taken.
-    public var isVideoDone: Bool { lock.withLock { videoFinished && video.isEmpty } }
+    public var isVideoDone: Bool { state.withLock { $0.videoFinished && $0.video.isEmpty } }
 
     /// Whether the audio source has finished and every chunk has been taken.
-    public var isAudioDone: Bool { lock.withLock { audioFinished && audio.isEmpty } }
+    public var isAudioDone: Bool { state.withLock { $0.audioFinished && $0.audio.isEmpty } }
 
     public func push(_ frame: VideoFrame) {
-        lock.withLock {
-            while overflow == .block && video.isFull && !closed { lock.wait() }
-            guard !closed else { return }
-            if video.isFull {
-                _ = video.popFirst()   // its buffer goes back when the last holder lets go
-                counters.droppedVideoFrames += 1
+        let overflow = overflow
+        state.withLock(waitingUntil: { overflow != .block || !$0.video.isFull || $0.closed }) { state in
+            guard !state.closed else { return }
+            if state.video.isFull {
+                _ = state.video.popFirst()   // its buffer goes back when the last holder lets go
+                state.counters.droppedVideoFrames += 1
             }
-            video.append(frame)
-            counters.maxVideoDepth = max(counters.maxVideoDepth, video.count)
-            lock.broadcast()
+            state.video.append(frame)
+            state.counters.maxVideoDepth = max(state.counters.maxVideoDepth, state.video.count)
         }
+        state.wakeWaiters()
     }
 
     public func push(_ chunk: AudioChunk) {
-        lock.withLock {
-            while overflow == .block && audio.isFull && !closed { lock.wait() }
-            guard !closed else { return }
-            if audio.isFull {
-                _ = audio.popFirst()
-                counters.droppedAudioChunks += 1
+        let overflow = overflow
+        state.withLock(waitingUntil: { overflow != .block || !$0.audio.isFull || $0.closed }) { state in
+            guard !state.closed else { return }
+            if state.audio.isFull {
+                _ = state.audio.popFirst()
+                state.counters.droppedAudioChunks += 1
             }
-            audio.append(chunk)
-            lock.broadcast()
+            state.audio.append(chunk)
         }
+        state.wakeWaiters()
     }
 
     /// The earliest queued item, waiting up to `timeout` seconds for one.
     /// Returns nil on time-out, or once the queue is closed and drained.
     public func pop(timeout: Double) -> CaptureItem? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        return lock.withLock {
-            while !canPop {
-                if closed || !lock.wait(until: deadline) { return closed ? popEarliest() : nil }
-            }
-            return popEarliest()
+        let overflow = overflow
+        let item = state.withLock(waitingUntil: { $0.canPop(overflow) || $0.closed },
+                                  deadline: Date(timeIntervalSinceNow: timeout)) { state -> CaptureItem? in
+            state.canPop(overflow) || state.closed ? state.popEarliest() : nil
         }
+        // Producers may be waiting for room (`.block`).
+        if overflow == .block { state.wakeWaiters() }
+        return item
     }
 
     /// The earliest queued item, or nil without waiting.
-    public func tryPop() -> CaptureItem? { lock.withLock { canPop ? popEarliest() : nil } }
-
-    /// Live: anything queued. Replay (`.block`): only once the order across lanes is known.
-    private var canPop: Bool {
-        if video.isEmpty && audio.isEmpty { return false }
-        guard overflow == .block else { return true }
-        return (!video.isEmpty || videoFinished) && (!audio.isEmpty || audioFinished)
-    }
-
-    private func popEarliest() -> CaptureItem? {
-        // Producers may be waiting for room (`.block`).
-        if overflow == .block { lock.broadcast() }
-        switch (video.first, audio.first) {
-        case (let v?, let a?):
-            return v.timestamp <= a.timestamp ? video.popFirst().map(CaptureItem.video) : audio.popFirst().map(CaptureItem.audio)
-        case (.some, nil): return video.popFirst().map(CaptureItem.video)
-        case (nil, .some): return audio.popFirst().map(CaptureItem.audio)
-        case (nil, nil): return nil
-        }
+    public func tryPop() -> CaptureItem? {
+        let overflow = overflow
+        let item = state.withLock { $0.canPop(overflow) ? $0.popEarliest() : nil }
+        if overflow == .block { state.wakeWaiters() }
+        return item
     }
 
     /// Stops accepting items and wakes the consumer; queued items can still be popped.
-    public func close() { lock.withLock { closed = true; lock.broadcast() } }
+    public func close() {
+        state.withLock { $0.closed = true }
+        state.wakeWaiters()
+    }
 
     /// Recycles everything still queued.
     public func drain() {
-        lock.withLock {
-            video.removeAll()
-            audio.removeAll()
+        state.withLock {
+            $0.video.removeAll()
+            $0.audio.removeAll()
         }
     }
 
-    public var snapshot: Counters { lock.withLock { counters } }
-    public var depth: (video: Int, audio: Int) { lock.withLock { (video.count, audio.count) } }
+    public var snapshot: Counters { state.withLock { $0.counters } }
+    public var depth: (video: Int, audio: Int) { state.withLock { ($0.video.count, $0.audio.count) } }
 }

@@ -6,6 +6,8 @@
 /// one lets go (ARC) the memory goes back where it came from: its `BufferPool`, or (for
 /// a V4L2 mmap buffer handed over as it is) the driver's queue. Nobody writes to a
 /// buffer once it has been delivered, which is what makes sharing it safe.
+// @unchecked: it hands raw memory from thread to thread by reference; `byteCount` and the
+// bytes are written only by the producer before delivery (the hand-off orders them).
 public final class MediaBuffer: @unchecked Sendable {
     public let capacity: Int
     /// Bytes of `capacity` that hold data; set by the producer before delivery.
@@ -78,12 +80,11 @@ public final class BufferPool: Sendable {
     public let bufferCount: Int
     private let memory: UnsafeMutableRawPointerBox
     private let stride: Int
-    /// The free blocks' indices. Guarded by a pthread mutex (`Lock`), not a Swift
-    /// `Mutex`: ThreadSanitizer sees the hand-off of a block from its last reader to its
-    /// next writer only through a lock it intercepts (the Synchronization module is not
-    /// instrumented, and through it every reused block read as a data race).
-    private let lock = Lock()
-    nonisolated(unsafe) private var free: [Int]
+    /// The free blocks' indices. Under `Locked` (a pthread mutex), not a Swift `Mutex`:
+    /// ThreadSanitizer sees the hand-off of a block from its last reader to its next
+    /// writer only through a lock it intercepts (a contended `Mutex` waits in the
+    /// uninstrumented standard library, and through it reused blocks read as data races).
+    private let free: Locked<[Int]>
 
     public init(bufferCapacity: Int, count: Int) {
         self.bufferCapacity = bufferCapacity
@@ -91,28 +92,29 @@ public final class BufferPool: Sendable {
         // One allocation for all blocks, each aligned for SIMD and swscale.
         stride = (max(bufferCapacity, 1) + 63) & ~63
         memory = UnsafeMutableRawPointerBox(UnsafeMutableRawPointer.allocate(byteCount: stride * max(count, 1), alignment: 64))
-        free = Array((0..<count).reversed())
+        free = Locked(Array((0..<count).reversed()))
     }
 
     deinit { memory.pointer.deallocate() }
 
     /// A free block as a buffer (its `byteCount` 0), or nil when every block is held.
     public func take() -> MediaBuffer? {
-        guard let index = lock.withLock({ free.popLast() }) else { return nil }
+        guard let index = free.withLock({ $0.popLast() }) else { return nil }
         return MediaBuffer(pool: self, index: index, baseAddress: memory.pointer + index * stride)
     }
 
     /// A lock round trip: see `MediaBuffer.doneReading()`.
-    fileprivate func synchronize() { lock.withLock {} }
+    fileprivate func synchronize() { free.withLock { _ in } }
 
     fileprivate func giveBack(_ index: Int) {
-        lock.withLock { free.append(index) }
+        free.withLock { $0.append(index) }
     }
 
-    public var freeCount: Int { lock.withLock { free.count } }
+    public var freeCount: Int { free.withLock { $0.count } }
 }
 
 /// A raw pointer that is only ever read, so a `Sendable` class can hold it.
+// @unchecked: raw pointers are not Sendable; this one is set once and never changed.
 private struct UnsafeMutableRawPointerBox: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer
     init(_ pointer: UnsafeMutableRawPointer) { self.pointer = pointer }

@@ -25,15 +25,14 @@ public protocol MonotonicClock: Sendable {
 }
 
 /// A clock the test drives by hand.
-public final class ManualClock: MonotonicClock, @unchecked Sendable {
-    private let lock = Lock()
-    private var current: MonotonicInstant
+public final class ManualClock: MonotonicClock, Sendable {
+    private let current: Locked<MonotonicInstant>
 
-    public init(_ start: MonotonicInstant = MonotonicInstant(nanoseconds: 0)) { current = start }
+    public init(_ start: MonotonicInstant = MonotonicInstant(nanoseconds: 0)) { current = Locked(start) }
 
-    public func now() -> MonotonicInstant { lock.withLock { current } }
+    public func now() -> MonotonicInstant { current.withLock { $0 } }
 
-    public func advance(byNanoseconds delta: Int64) { lock.withLock { current = current.advanced(byNanoseconds: delta) } }
+    public func advance(byNanoseconds delta: Int64) { current.withLock { $0 = $0.advanced(byNanoseconds: delta) } }
 
     public func advance(bySeconds seconds: Double) { advance(byNanoseconds: Int64(seconds * 1e9)) }
 }

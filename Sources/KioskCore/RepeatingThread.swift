@@ -3,16 +3,18 @@ import Foundation
 /// A thread that runs its body every `interval` seconds, or at once when woken, until
 /// stopped: the one way the daemon's background loops (upkeep, the storage guard) sleep,
 /// wake and end.
-public final class RepeatingThread: @unchecked Sendable {
+public final class RepeatingThread: Sendable {
     private let name: String
     private let interval: Double
     private let body: @Sendable (_ woken: Bool) -> Void
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var woken = false
-    private var stopRequested = false
-    private var running = false
-    private let finished = DispatchSemaphore(value: 0)
+    private struct State {
+        var woken = false
+        var stopRequested = false
+        var running = false
+    }
+    /// The thread sleeps in it between rounds.
+    private let state = Locked(State())
+    private let thread = ThreadGroup()
 
     /// - Parameters:
     ///   - body: One round; `woken` says whether `wake()` asked for it.
@@ -24,50 +26,45 @@ public final class RepeatingThread: @unchecked Sendable {
 
     /// Starts the thread; the first round runs at once. Idempotent.
     public func start() {
-        let starting = lock.withLock { () -> Bool in
-            guard !running else { return false }
-            running = true
-            stopRequested = false
+        let starting = state.withLock { state -> Bool in
+            guard !state.running else { return false }
+            state.running = true
+            state.stopRequested = false
             return true
         }
         guard starting else { return }
-        let thread = Thread { [self] in
+        thread.start(name: name) { [self] in
             var wokenNow = false
             while true {
                 body(wokenNow)
-                let stop = lock.withLock { () -> Bool in
-                    if !woken && !stopRequested { _ = lock.wait(until: Date(timeIntervalSinceNow: interval)) }
-                    wokenNow = woken
-                    woken = false
-                    return stopRequested
+                let stop = state.withLock(waitingUntil: { $0.woken || $0.stopRequested },
+                                          deadline: Date(timeIntervalSinceNow: interval)) { state -> Bool in
+                    wokenNow = state.woken
+                    state.woken = false
+                    return state.stopRequested
                 }
                 if stop { break }
             }
-            finished.signal()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Runs a round soon, without waiting for the interval; returns at once.
     public func wake() {
-        lock.withLock {
-            woken = true
-            lock.broadcast()
-        }
+        state.withLock { $0.woken = true }
+        state.wakeWaiters()
     }
 
     /// Ends the thread after its current round and waits for it. Blocking: from async
     /// code, call it through `onBackgroundThread`.
     public func stop() {
-        let wasRunning = lock.withLock { () -> Bool in
-            guard running else { return false }
-            stopRequested = true
-            lock.broadcast()
+        let wasRunning = state.withLock { state -> Bool in
+            guard state.running else { return false }
+            state.stopRequested = true
             return true
         }
         guard wasRunning else { return }
-        finished.wait()
-        lock.withLock { running = false }
+        state.wakeWaiters()
+        thread.wait()
+        state.withLock { $0.running = false }
     }
 }

@@ -32,3 +32,5 @@ struct RingBuffer<Element> {
         return element
     }
 }
+
+extension RingBuffer: Sendable where Element: Sendable {}
