@@ -41,18 +41,12 @@ static inline void *kc_map_failed(void) { return MAP_FAILED; }
 static inline int kc_v4l2_ioctl(int fd, unsigned long request, void *arg) { return v4l2_ioctl(fd, request, arg); }
 
 /* --- added for KioskV4L2 ------------------------------------------------------- */
-#include <sys/eventfd.h>
 #include <time.h>
 
 /* v4l2_open is variadic; kioskcam opens with open(2) itself (so a file that is not a
    V4L2 device fails quietly, without libv4l2's stderr message) and then hands the fd
    to libv4l2 — exactly what v4l2_open does inside. */
 static inline int kc_v4l2_fd_open(int fd) { return v4l2_fd_open(fd, 0); }
-
-/* The capture thread's wake-up line: stop() writes, the thread's poll() sees it. */
-static inline int kc_wake_fd_open(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
-static inline int kc_wake_fd_signal(int fd) { return eventfd_write(fd, 1); }
-static inline void kc_wake_fd_drain(int fd) { eventfd_t value; (void)eventfd_read(fd, &value); }
 
 /* Control ids are (CLASS_BASE + n) expressions, which Swift does not import. */
 static inline unsigned int kc_v4l2_cid_brightness(void) { return V4L2_CID_BRIGHTNESS; }

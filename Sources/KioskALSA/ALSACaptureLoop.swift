@@ -6,7 +6,8 @@ import KioskCore
 /// pooled buffers, stamp them, hand them to the sink; recover from overruns and suspends.
 ///
 /// It shares the microphone's PCM, which the microphone closes after this loop has ended.
-final class ALSACaptureLoop: @unchecked Sendable {
+/// Made and run on the capture thread, and owned by it: not `Sendable`.
+final class ALSACaptureLoop {
     /// No audio for this long means the device stalled; the stream is restarted.
     static let stallMilliseconds: Int32 = 2000
     /// Failed restarts (or stalls) in a row before the microphone gives up.

@@ -21,7 +21,7 @@ import KioskCore
 ///
 /// One PCM per microphone, opened by `init` and closed by `stop()` (or `deinit`); a
 /// stopped microphone cannot be started again — open a new one.
-public final class ALSAMicrophone: AudioSource, @unchecked Sendable {
+public final class ALSAMicrophone: AudioSource, Sendable {
     /// For logs: "ALSA hw:1,0".
     public let name: String
     /// The ALSA device name as configured.
@@ -33,9 +33,9 @@ public final class ALSAMicrophone: AudioSource, @unchecked Sendable {
     /// Sample frames the device buffers before it overruns.
     public let bufferFrames: Int
 
-    private let lock = Lock()
     private let pcm: SharedPCM
-    private var started = false
+    /// Also held while starting, so two `start`s cannot both start the PCM.
+    private let started = Locked(false)
     private let thread: CaptureThread
     private let pool: BufferPool
     private let status = CaptureStatus()
@@ -55,8 +55,11 @@ public final class ALSAMicrophone: AudioSource, @unchecked Sendable {
                 configuration: String? = nil) throws(ALSAError) {
         let handle = try PCMHandle(openingCaptureOf: device, configuration: configuration)
         let setup = try handle.configureCapture(format: format, periodMilliseconds: periodMilliseconds)
-        guard let thread = CaptureThread() else {
-            throw ALSAError(device: device, operation: .createThread, result: -errno)
+        let thread: CaptureThread
+        do {
+            thread = try CaptureThread()
+        } catch {
+            throw ALSAError(device: device, operation: .createThread, result: -error.rawValue)
         }
         self.device = device
         name = "ALSA \(device)"
@@ -94,7 +97,7 @@ public final class ALSAMicrophone: AudioSource, @unchecked Sendable {
     ///   started (-EBUSY) or already stopped (-EBADFD); `.deviceMissing` if it was unplugged
     ///   since `init`; `.other` when the device refused to start.
     public func start(into sink: CaptureSink) throws(ALSAError) {
-        let loop = try lock.withLock { () throws(ALSAError) -> ALSACaptureLoop in
+        try started.withLock { (started: inout Bool) throws(ALSAError) in
             guard let raw = pcm.raw else {
                 throw ALSAError(device: device, operation: .start, result: -EBADFD)
             }
@@ -106,13 +109,18 @@ public final class ALSAMicrophone: AudioSource, @unchecked Sendable {
             let result = snd_pcm_start(raw)
             if result < 0 { throw ALSAError(device: device, operation: .start, result: result) }
             started = true
-            return ALSACaptureLoop(pcm: pcm, raw: raw, device: device,
-                                   setup: CaptureSetup(format: format, periodFrames: periodFrames, bufferFrames: bufferFrames),
-                                   pool: pool, status: status, sink: sink)
         }
-        let name = name
-        _ = thread.start(name: "kioskcam.mic.alsa") { thread in
-            let end = loop.run(thread)
+        let setup = CaptureSetup(format: format, periodFrames: periodFrames, bufferFrames: bufferFrames)
+        _ = thread.start(name: "kioskcam.mic.alsa") { [name, device, pcm, pool, status] thread in
+            // The loop is the capture thread's own; the PCM stays open while it runs
+            // (only `stop()` closes it, after this thread has ended).
+            let end: SourceEnd
+            if let raw = pcm.raw {
+                end = ALSACaptureLoop(pcm: pcm, raw: raw, device: device, setup: setup, pool: pool, status: status, sink: sink)
+                    .run(thread)
+            } else {
+                end = .failed(ALSAError(device: device, operation: .start, result: -EBADFD).description)
+            }
             sink.audioSourceEnded(name, end)
         }
     }

@@ -2,25 +2,27 @@ import KioskCore
 
 /// Counters and the diagnostic hook, shared by the microphone (read by anyone) and its
 /// capture loop (written on the capture thread).
-final class CaptureStatus: @unchecked Sendable {
-    private let lock = Lock()
-    private var overrunCount = 0
-    private var suspendCount = 0
-    private var droppedCount = 0
-    private var handler: (@Sendable (String) -> Void)?
+final class CaptureStatus: Sendable {
+    private struct State {
+        var overruns = 0
+        var suspends = 0
+        var dropped = 0
+        var handler: (@Sendable (String) -> Void)?
+    }
+    private let state = Locked(State())
 
-    var overruns: Int { lock.withLock { overrunCount } }
-    var suspends: Int { lock.withLock { suspendCount } }
-    var droppedChunks: Int { lock.withLock { droppedCount } }
+    var overruns: Int { state.withLock { $0.overruns } }
+    var suspends: Int { state.withLock { $0.suspends } }
+    var droppedChunks: Int { state.withLock { $0.dropped } }
 
     var diagnosticHandler: (@Sendable (String) -> Void)? {
-        get { lock.withLock { handler } }
-        set { lock.withLock { handler = newValue } }
+        get { state.withLock { $0.handler } }
+        set { state.withLock { $0.handler = newValue } }
     }
 
-    func countOverrun() { lock.withLock { overrunCount += 1 } }
-    func countSuspend() { lock.withLock { suspendCount += 1 } }
-    func countDropped() { lock.withLock { droppedCount += 1 } }
+    func countOverrun() { state.withLock { $0.overruns += 1 } }
+    func countSuspend() { state.withLock { $0.suspends += 1 } }
+    func countDropped() { state.withLock { $0.dropped += 1 } }
 
     /// Passes `message` to the handler, outside the lock so the handler may read counters.
     func report(_ message: String) { diagnosticHandler?(message) }

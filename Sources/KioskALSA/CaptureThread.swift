@@ -1,60 +1,43 @@
 import Foundation
 import Glibc
 import KioskCore
+import SystemPackage
 
-/// A named thread running one capture loop, with a wake-up pipe the loop polls next to
+/// A named thread running one capture loop, with a `WakeUpEvent` the loop polls next to
 /// the device, so `stop()` interrupts a `poll` at once and then waits for the loop to end.
-final class CaptureThread: @unchecked Sendable {
-    private let lock = Lock()
-    private var stopRequested = false
-    private var running = false
-    private var loopThread: pthread_t?
-    private let finished = DispatchSemaphore(value: 0)
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
-
-    /// Creates the wake-up pipe; nil (with `errno` set) when the process is out of descriptors.
-    init?() {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return nil }
-        wakeRead = ends[0]
-        wakeWrite = ends[1]
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, O_NONBLOCK)
-        }
+final class CaptureThread: Sendable {
+    private struct State {
+        var stopRequested = false
+        var running = false
     }
+    private let state = Locked(State())
+    private let thread = ThreadGroup()
+    private let wakeUp: WakeUpEvent
 
-    deinit {
-        close(wakeRead)
-        close(wakeWrite)
+    /// Creates the wake-up event.
+    /// - Throws: `Errno` when the process is out of descriptors.
+    init() throws(Errno) {
+        wakeUp = try WakeUpEvent()
     }
 
     /// Readable once `stop()` was called: poll it with the device's descriptors.
-    var wakeDescriptor: Int32 { wakeRead }
+    var wakeDescriptor: Int32 { wakeUp.fd }
 
-    var shouldStop: Bool { lock.withLock { stopRequested } }
+    var shouldStop: Bool { state.withLock { $0.stopRequested } }
 
     /// Starts `loop` on a new thread; false if a loop is already running.
     func start(name: String, _ loop: @escaping @Sendable (CaptureThread) -> Void) -> Bool {
-        let wasRunning = lock.withLock {
-            if running { return true }
-            stopRequested = false
-            running = true
+        let wasRunning = state.withLock { state -> Bool in
+            if state.running { return true }
+            state.stopRequested = false
+            state.running = true
             return false
         }
         guard !wasRunning else { return false }
-        let thread = Thread { [self] in
-            lock.withLock { loopThread = pthread_self() }
+        thread.start(name: name) { [self] in
             loop(self)
-            lock.withLock {
-                running = false
-                loopThread = nil
-            }
-            finished.signal()
+            state.withLock { $0.running = false }
         }
-        thread.name = name
-        thread.start()
         return true
     }
 
@@ -63,18 +46,16 @@ final class CaptureThread: @unchecked Sendable {
     /// - Returns: true when no loop is running any more; false when called from the loop.
     @discardableResult
     func stop() -> Bool {
-        let (wasRunning, onLoopThread) = lock.withLock {
-            stopRequested = true
-            return (running, loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false)
+        let wasRunning = state.withLock { state -> Bool in
+            state.stopRequested = true
+            return state.running
         }
         guard wasRunning else { return true }
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
-        guard !onLoopThread else { return false }
-        finished.wait()
-        // Empty the pipe so a later start does not wake at once.
-        var sink = [UInt8](repeating: 0, count: 16)
-        while read(wakeRead, &sink, sink.count) > 0 {}
+        wakeUp.signal()
+        guard !thread.includesCurrentThread else { return false }
+        thread.wait()
+        // Clear the signal so a later start does not wake at once.
+        wakeUp.drain()
         return true
     }
 }

@@ -200,14 +200,13 @@ struct SoftwareParameters: ~Copyable {
 /// once (the microphone calls it after the loop has ended), and should the microphone
 /// be released on its own capture thread, the loop's reference keeps the PCM open
 /// until the loop has finished with it.
-final class SharedPCM: @unchecked Sendable {
-    private let lock = Lock()
-    private var handle: PCMHandle?
+final class SharedPCM: Sendable {
+    private let handle: Locked<PCMHandle?>
 
-    init(_ handle: consuming PCMHandle) { self.handle = consume handle }
+    init(_ handle: consuming sending PCMHandle) { self.handle = Locked(Optional(handle)) }
 
     /// The open PCM, or nil once closed.
-    var raw: OpaquePointer? { lock.withLock { handle?.raw } }
+    var raw: OpaquePointer? { handle.withLock { $0?.raw } }
 
-    func close() { lock.withLock { handle = nil } }
+    func close() { handle.withLock { $0 = nil } }
 }

@@ -9,7 +9,7 @@ import KioskCore
 /// seconds until frames flow again. The pipeline never sees the camera "end", so a
 /// recording can be finished on loss and started again on return by whoever watches
 /// `health` (the daemon or `kioskcam record`).
-public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendable {
+public final class CameraSupervisor: VideoSource, CaptureSink, Sendable {
     public enum Health: Sendable, Equatable, CustomStringConvertible {
         case starting
         case running
@@ -27,17 +27,19 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
     public let name: String
     /// The current camera's format: a reopened camera may differ, so it is set under the
     /// lock by the supervisor thread and may be read on any thread.
-    public var format: VideoFormat { lock.withLock { currentFormat } }
+    public var format: VideoFormat { state.withLock { $0.format } }
     private let open: @Sendable () throws -> VideoSource
     private let retryInterval: Double
     private let onHealthChange: @Sendable (Health) -> Void
-    private let lock = Lock()
-    private var camera: VideoSource?
-    private var sink: CaptureSink?
-    private var currentHealth = Health.starting
-    private var currentFormat: VideoFormat
-    private var failedCamera: VideoSource?
-    private var stopping = false
+    private struct State {
+        var camera: VideoSource?
+        var sink: CaptureSink?
+        var health = Health.starting
+        var format: VideoFormat
+        var failedCamera: VideoSource?
+        var stopping = false
+    }
+    private let state: Locked<State>
     private let watcher = SourceThread()
 
     /// - Parameters:
@@ -48,23 +50,22 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
                 open: @escaping @Sendable () throws -> VideoSource,
                 onHealthChange: @escaping @Sendable (Health) -> Void) {
         name = camera.name
-        currentFormat = camera.format
-        self.camera = camera
+        state = Locked(State(camera: camera, format: camera.format))
         self.open = open
         self.retryInterval = retryInterval
         self.onHealthChange = onHealthChange
     }
 
-    public var health: Health { lock.withLock { currentHealth } }
+    public var health: Health { state.withLock { $0.health } }
 
     /// The camera now open (nil while lost): its controls, for run-time changes.
-    public var current: VideoSource? { lock.withLock { camera } }
+    public var current: VideoSource? { state.withLock { $0.camera } }
 
     public func start(into sink: CaptureSink) throws {
-        let camera = lock.withLock { () -> VideoSource? in
-            self.sink = sink
-            stopping = false
-            return self.camera
+        let camera = state.withLock { state -> VideoSource? in
+            state.sink = sink
+            state.stopping = false
+            return state.camera
         }
         try camera?.start(into: self)
         watcher.start(name: "kioskcam.camera.supervisor") { [self] thread in
@@ -77,10 +78,10 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
     }
 
     public func stop() {
-        let (current, failed) = lock.withLock { () -> (VideoSource?, VideoSource?) in
-            stopping = true
-            defer { failedCamera = nil }
-            return (camera, failedCamera)
+        let (current, failed) = state.withLock { state -> (VideoSource?, VideoSource?) in
+            state.stopping = true
+            defer { state.failedCamera = nil }
+            return (state.camera, state.failedCamera)
         }
         watcher.stop()
         current?.stop()
@@ -93,36 +94,36 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
     /// buffers) with nothing left to stop it. If it never delivers, it ends by itself
     /// (no frame for N s) and becomes the failed camera. Only the supervisor thread puts
     /// a camera there after `start`, so the answer holds until that thread acts on it.
-    private var hasRunningCamera: Bool { lock.withLock { camera != nil } }
+    private var hasRunningCamera: Bool { state.withLock { $0.camera != nil } }
 
     /// Closes the dead camera (its thread has ended) and tries a fresh one.
     private func reopen() {
-        let dead = lock.withLock { () -> VideoSource? in
-            defer { failedCamera = nil }
-            return failedCamera
+        let dead = state.withLock { state -> VideoSource? in
+            defer { state.failedCamera = nil }
+            return state.failedCamera
         }
         dead?.stop()
         do {
             let fresh = try open()
-            let sink = lock.withLock { () -> CaptureSink? in
-                guard !stopping else { return nil }
-                camera = fresh
-                currentFormat = fresh.format
-                return self.sink
+            let sink = state.withLock { state -> CaptureSink? in
+                guard !state.stopping else { return nil }
+                state.camera = fresh
+                state.format = fresh.format
+                return state.sink
             }
             guard sink != nil else { fresh.stop(); return }
             try fresh.start(into: self)
         } catch {
-            lock.withLock { camera = nil }
+            state.withLock { $0.camera = nil }
             // Still gone: keep the original "lost since" time and try again later.
         }
     }
 
     private func setHealth(_ health: Health) {
-        let changed = lock.withLock { () -> Bool in
-            guard currentHealth != health else { return false }
-            if case .lost = currentHealth, case .lost = health { return false }
-            currentHealth = health
+        let changed = state.withLock { state -> Bool in
+            guard state.health != health else { return false }
+            if case .lost = state.health, case .lost = health { return false }
+            state.health = health
             return true
         }
         if changed { onHealthChange(health) }
@@ -132,30 +133,30 @@ public final class CameraSupervisor: VideoSource, CaptureSink, @unchecked Sendab
 
     public func deliver(_ frame: VideoFrame) {
         if case .running = health {} else { setHealth(.running) }
-        let sink = lock.withLock { self.sink }
+        let sink = state.withLock { $0.sink }
         sink?.deliver(frame)
     }
 
     public func deliver(_ chunk: AudioChunk) {
-        lock.withLock { sink }?.deliver(chunk)
+        state.withLock { $0.sink }?.deliver(chunk)
     }
 
     public func videoSourceEnded(_ name: String, _ end: SourceEnd) {
         switch end {
         case .failed(let reason):
-            lock.withLock {
-                failedCamera = camera
-                camera = nil
+            state.withLock {
+                $0.failedCamera = $0.camera
+                $0.camera = nil
             }
             setHealth(.lost(since: Date(), reason: reason))
         case .endOfInput:
-            lock.withLock { sink }?.videoSourceEnded(name, end)
+            state.withLock { $0.sink }?.videoSourceEnded(name, end)
         case .stopped:
             break
         }
     }
 
     public func audioSourceEnded(_ name: String, _ end: SourceEnd) {
-        lock.withLock { sink }?.audioSourceEnded(name, end)
+        state.withLock { $0.sink }?.audioSourceEnded(name, end)
     }
 }

@@ -9,7 +9,7 @@ import SystemPackage
 /// The file is mapped, and each frame goes on as a view of the mapping — the way a
 /// V4L2 camera's mmap buffers go on — so a replay, like a camera, costs no copy per
 /// frame. Only when the file cannot be mapped are frames read into pool buffers.
-public final class RawFileCamera: VideoSource, @unchecked Sendable {
+public final class RawFileCamera: VideoSource, Sendable {
     public let format: VideoFormat
     public let path: String
     public let realtime: Bool
@@ -17,7 +17,7 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
     private let pool: BufferPool
     private let clock = SystemClock()
     private let thread = SourceThread()
-    private var file: FileDescriptor?
+    private let file: FileDescriptor
     private let mapped: MappedFrames?
     /// How many frames may be out at once: as many as the pool has buffers.
     private let framesInFlight: Int
@@ -49,7 +49,7 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
         pool = BufferPool(bufferCapacity: mapped == nil ? format.frameByteCount : 1, count: bufferCount)
     }
 
-    deinit { try? file?.close() }
+    deinit { try? file.close() }
 
     public func start(into sink: CaptureSink) {
         let start = clock.now()
@@ -99,7 +99,6 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
     public func stop() { thread.stop() }
 
     private func readFully(into target: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard let file else { return 0 }
         var total = 0
         while total < target.count {
             let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: target[total...]))
@@ -114,14 +113,13 @@ public final class RawFileCamera: VideoSource, @unchecked Sendable {
 /// mapping. The mapping lives until the camera and every frame still held let go. A
 /// frame's pages are dropped from the process when its last reader lets go, so the
 /// replay's resident memory stays a few frames, not the file.
-private final class MappedFrames: @unchecked Sendable {
+private final class MappedFrames: @unchecked Sendable { // @unchecked: the mapping's raw pointer, only read
     let frameCount: Int
     private let base: UnsafeMutableRawPointer
     private let length: Int
     private let frameByteCount: Int
-    private let lock = Lock()
-    // Guarded by `lock`: frames handed out and not yet let go.
-    private var held = 0
+    /// Frames handed out and not yet let go.
+    private let held = Locked(0)
 
     /// Nil when the file cannot be mapped (too large for the address space, a file
     /// system without mmap): the caller reads frames instead.
@@ -143,7 +141,7 @@ private final class MappedFrames: @unchecked Sendable {
     /// Frame `index` as a buffer, or nil while `limit` frames are still held.
     func frame(_ index: Int, ifFewerThan limit: Int) -> MediaBuffer? {
         guard index >= 0, index < frameCount else { return nil }
-        let admitted = lock.withLock {
+        let admitted = held.withLock { (held: inout Int) -> Bool in
             guard held < limit else { return false }
             held += 1
             return true
@@ -161,7 +159,7 @@ private final class MappedFrames: @unchecked Sendable {
         // the page cache if a neighbouring frame that shares it needs it.
         let start = base + index * frameByteCount
         _ = madvise(Self.pageStart(start), Self.pageSpan(start, frameByteCount), MADV_DONTNEED)
-        lock.withLock { held -= 1 }
+        held.withLock { $0 -= 1 }
     }
 
     private static let pageSize = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)

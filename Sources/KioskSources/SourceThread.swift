@@ -4,36 +4,22 @@ import KioskCore
 /// A named thread that runs a capture loop until asked to stop, and whose `stop()`
 /// waits for the loop to finish — so a source is never still writing into buffers
 /// after its owner has moved on.
-final class SourceThread: @unchecked Sendable {
-    private let lock = Lock()
-    private var stopRequested = false
-    private var running = false
-    private let finished = DispatchSemaphore(value: 0)
+final class SourceThread: Sendable {
+    private let stopRequested = Locked(false)
+    private let thread = ThreadGroup()
 
     /// Starts `loop` on a new thread. The loop polls `shouldStop` between items.
     func start(name: String, _ loop: @escaping @Sendable (SourceThread) -> Void) {
-        lock.withLock {
-            stopRequested = false
-            running = true
-        }
-        let thread = Thread { [self] in
-            loop(self)
-            lock.withLock { running = false }
-            finished.signal()
-        }
-        thread.name = name
-        thread.start()
+        stopRequested.withLock { $0 = false }
+        thread.start(name: name) { [self] in loop(self) }
     }
 
-    var shouldStop: Bool { lock.withLock { stopRequested } }
+    var shouldStop: Bool { stopRequested.withLock { $0 } }
 
     /// Asks the loop to stop and waits for it (no-op when not running).
     func stop() {
-        let wasRunning = lock.withLock {
-            stopRequested = true
-            return running
-        }
-        if wasRunning { finished.wait() }
+        stopRequested.withLock { $0 = true }
+        thread.wait()
     }
 }
 

@@ -4,7 +4,7 @@ import KioskCore
 /// The built-in camera: a moving test pattern with a burned-in date, time and frame
 /// number, delivered in a real camera pixel format and paced in real time. It is what
 /// `kioskcam` records when no camera is present.
-public final class TestPatternCamera: VideoSource, @unchecked Sendable {
+public final class TestPatternCamera: VideoSource, Sendable {
     public let format: VideoFormat
     public var name: String { "test pattern" }
     private let renderer: TestPatternRenderer

@@ -2,10 +2,11 @@ import KioskCore
 
 /// The built-in microphone: a sine tone (or silence) as S16 PCM in 20 ms chunks,
 /// paced in real time, timestamped on the same clock as the camera.
-public final class ToneMicrophone: AudioSource, @unchecked Sendable {
+public final class ToneMicrophone: AudioSource, Sendable {
     public let format: AudioFormat
     public let name: String
-    private var generator: ToneGenerator
+    /// Where the tone stands between runs (the capture thread holds it while it runs).
+    private let generator: Locked<ToneGenerator>
     private let framesPerChunk: Int
     private let pool: BufferPool
     private let clock = SystemClock()
@@ -14,7 +15,7 @@ public final class ToneMicrophone: AudioSource, @unchecked Sendable {
     public init(format: AudioFormat, frequency: Double?, chunkMilliseconds: Int = 20) {
         self.format = format
         name = frequency.map { "tone \(Int($0)) Hz" } ?? "silence"
-        generator = frequency.map { ToneGenerator(format: format, frequency: $0) } ?? .silence(format: format)
+        generator = Locked(frequency.map { ToneGenerator(format: format, frequency: $0) } ?? .silence(format: format))
         framesPerChunk = format.sampleRate * chunkMilliseconds / 1000
         pool = BufferPool(bufferCapacity: framesPerChunk * format.bytesPerFrame, count: 64)
     }
@@ -23,6 +24,8 @@ public final class ToneMicrophone: AudioSource, @unchecked Sendable {
         let period = Int64(framesPerChunk) * 1_000_000_000 / Int64(format.sampleRate)
         let pacer = Pacer(start: clock.now(), periodNanoseconds: period)
         thread.start(name: "kioskcam.mic.tone") { [self] thread in
+            var generator = self.generator.withLock { $0 }
+            defer { self.generator.withLock { $0 = generator } }
             var index = 0
             while !thread.shouldStop {
                 // A chunk is complete at the end of its period; stamp its first sample.

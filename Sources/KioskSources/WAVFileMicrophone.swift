@@ -3,7 +3,7 @@ import SystemPackage
 
 /// Replays a 16-bit PCM WAV file as microphone input (tests, benchmark), in real
 /// time or as fast as the pipeline takes it, timestamped on the camera's time line.
-public final class WAVFileMicrophone: AudioSource, @unchecked Sendable {
+public final class WAVFileMicrophone: AudioSource, Sendable {
     public let format: AudioFormat
     public let path: String
     public let realtime: Bool

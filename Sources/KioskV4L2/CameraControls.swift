@@ -48,7 +48,7 @@ public enum CameraControlName: String, CaseIterable, Sendable, Codable, CustomSt
 /// thread of its own. A control the camera lacks is a clear error ("this camera has no
 /// zoom control"), never a crash — and `apply` turns every problem into a message, so
 /// a control never stops a recording.
-public final class CameraControls: @unchecked Sendable {
+public final class CameraControls: Sendable {
     public let device: V4L2Device
     /// Seconds a smooth change (zoom) takes.
     public let rampDuration: Double
@@ -63,15 +63,17 @@ public final class CameraControls: @unchecked Sendable {
         var target: Int
         var range: ControlRange
     }
-    private let rampLock = Lock()
-    private var rampPending: RampRequest?
-    private var rampActiveID: UInt32?
-    private var rampCancelled = false
-    private var rampRunning = false
-    /// Bumped by every new target and every cancel; the running ramp looks at the news.
-    private var rampGeneration = 0
-    private var rampFailure: V4L2Error?
-    private let ramping = DispatchGroup()
+    private struct RampState {
+        var pending: RampRequest?
+        var activeID: UInt32?
+        var cancelled = false
+        var running = false
+        /// Bumped by every new target and every cancel; the running ramp looks at the news.
+        var generation = 0
+        var failure: V4L2Error?
+    }
+    private let rampState = Locked(RampState())
+    private let ramping = ThreadGroup()
 
     /// - Parameters:
     ///   - rampDuration: Seconds a smooth change (zoom) takes.
@@ -198,7 +200,7 @@ public final class CameraControls: @unchecked Sendable {
     /// - Throws: The `V4L2Error` that stopped the ramp early, if any (reported once).
     public func waitForRamp() throws(V4L2Error) {
         ramping.wait()
-        if let failure = rampLock.withLock({ () -> V4L2Error? in defer { rampFailure = nil }; return rampFailure }) {
+        if let failure = rampState.withLock({ state -> V4L2Error? in defer { state.failure = nil }; return state.failure }) {
             throw failure
         }
     }
@@ -235,31 +237,24 @@ public final class CameraControls: @unchecked Sendable {
     }
 
     private func startRamp(_ request: RampRequest) {
-        let startThread = rampLock.withLock {
-            rampPending = request
-            rampGeneration += 1
-            guard !rampRunning else { return false }
-            rampRunning = true
-            ramping.enter()
-            return true
+        rampState.withLock { state in
+            state.pending = request
+            state.generation += 1
+            guard !state.running else { return }
+            state.running = true
+            // Started under the lock, so `waitForRamp` never sees it running but not yet counted.
+            ramping.start(name: "kioskcam.camera.ramp") { [self] in runRamps() }
         }
-        guard startThread else { return }
-        let thread = Thread { [self] in
-            runRamps()
-            ramping.leave()
-        }
-        thread.name = "kioskcam.camera.ramp"
-        thread.start()
     }
 
     /// Runs `body` (a direct setting) with any ramp of `controlID` stopped first, so no
     /// later ramp step overwrites it.
     private func cancelRamp(of controlID: UInt32, _ body: () throws(V4L2Error) -> Void) throws(V4L2Error) {
-        try rampLock.withLock { () throws(V4L2Error) in
-            if rampPending?.controlID == controlID { rampPending = nil }
-            if rampActiveID == controlID {
-                rampCancelled = true
-                rampGeneration += 1
+        try rampState.withLock { (state: inout RampState) throws(V4L2Error) in
+            if state.pending?.controlID == controlID { state.pending = nil }
+            if state.activeID == controlID {
+                state.cancelled = true
+                state.generation += 1
             }
             try body()
         }
@@ -268,12 +263,12 @@ public final class CameraControls: @unchecked Sendable {
     private func runRamps() {
         let clock = CaptureClock()
         while true {
-            let taken: (request: RampRequest?, generation: Int) = rampLock.withLock {
-                defer { rampPending = nil }
-                rampCancelled = false
-                rampActiveID = rampPending?.controlID
-                if rampPending == nil { rampRunning = false }
-                return (rampPending, rampGeneration)
+            let taken: (request: RampRequest?, generation: Int) = rampState.withLock { state in
+                defer { state.pending = nil }
+                state.cancelled = false
+                state.activeID = state.pending?.controlID
+                if state.pending == nil { state.running = false }
+                return (state.pending, state.generation)
             }
             guard let request = taken.request else { return }
             let current = (try? device.value(ofControl: request.controlID)) ?? request.target
@@ -285,12 +280,12 @@ public final class CameraControls: @unchecked Sendable {
                 let wait = due.nanoseconds(since: clock.now())
                 if wait > 0 { usleep(UInt32(clamping: wait / 1_000)) }
                 // Each step is applied under the lock, after a look at the news.
-                let goOn: Bool = rampLock.withLock {
+                let goOn: Bool = rampState.withLock { state in
                     var value = step.value
                     var last = false
-                    if rampGeneration != taken.generation {
+                    if state.generation != taken.generation {
                         // Cancelled: stop here. Retargeted: the next round starts from here.
-                        if rampCancelled || rampPending?.controlID == request.controlID { return false }
+                        if state.cancelled || state.pending?.controlID == request.controlID { return false }
                         // Another control's turn: finish this one at its target first.
                         value = request.target
                         last = true
@@ -298,7 +293,7 @@ public final class CameraControls: @unchecked Sendable {
                     do throws(V4L2Error) {
                         try device.setValue(value, ofControl: request.controlID)
                     } catch {
-                        rampFailure = error
+                        state.failure = error
                         return false
                     }
                     return !last

@@ -6,7 +6,9 @@ import KioskMedia
 /// raw frames copied without row padding, JPEGs copied into the decoder) and `finish`
 /// (after it went back: JPEGs decoded). Kept apart from the ioctls so the same code runs
 /// on recorded frames in tests.
-final class CapturedFrameConverter {
+// @unchecked: it holds FFmpeg's MJPEG decoder (C pointers); only the capture thread uses
+// it, one run after another (`V4L2Camera` joins one before starting the next).
+final class CapturedFrameConverter: @unchecked Sendable {
     /// Why a frame was not delivered.
     enum Drop: Error, Equatable {
         /// Every pooled buffer is still on its way to the encoder.

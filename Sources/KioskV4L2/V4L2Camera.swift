@@ -17,7 +17,7 @@ import SystemPackage
 ///
 /// The stream ends with `.failed` when no frame arrives for `noFrameTimeout` seconds
 /// ("camera lost: no frame for 5 s") or the device goes away ("camera unplugged (ENODEV)").
-public final class V4L2Camera: VideoSource, @unchecked Sendable {
+public final class V4L2Camera: VideoSource, Sendable {
     /// The open device (also reachable for `probe`-style questions).
     public let device: V4L2Device
     /// What frames will be delivered: the negotiated raw layout, or YU12 for MJPEG.
@@ -34,17 +34,20 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
     public let controls: CameraControls
     public var name: String { device.path }
 
+    /// Used by the capture thread only.
     private let converter: CapturedFrameConverter
     private let decodesJPEG: Bool
     private let clock = CaptureClock()
-    private let lock = Lock()
-    private let wakeFD: CInt
-    private var running = false
-    private var stopRequested = false
-    private var captureThread: Thread?
-    /// Entered by `start`, left when its capture thread has finished (end reported).
-    private let streaming = DispatchGroup()
-    private var counters = Counters()
+    /// Wakes the capture thread from `poll`: `stop()`, or a lent buffer coming back.
+    private let wakeUp: WakeUpEvent
+    private struct State {
+        var running = false
+        var stopRequested = false
+        var counters = Counters()
+    }
+    private let state = Locked(State())
+    /// The capture thread; `stop()` waits for it (it has reported the end by then).
+    private let streaming = ThreadGroup()
 
     struct Counters {
         var delivered = 0
@@ -55,16 +58,16 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
     }
 
     /// Frames handed to the sink.
-    public var framesDelivered: Int { lock.withLock { counters.delivered } }
+    public var framesDelivered: Int { state.withLock { $0.counters.delivered } }
     /// Frames dropped because every pooled buffer was still queued for the encoder.
-    public var droppedNoBuffer: Int { lock.withLock { counters.droppedNoBuffer } }
+    public var droppedNoBuffer: Int { state.withLock { $0.counters.droppedNoBuffer } }
     /// Frames dropped because they were broken: an undecodable JPEG, a frame the driver
     /// flagged as erroneous, or one shorter than its format needs.
-    public var corruptFrames: Int { lock.withLock { counters.corrupt } }
+    public var corruptFrames: Int { state.withLock { $0.counters.corrupt } }
     /// Frames handed on in the driver's own buffer (no copy), and frames copied out of it
     /// (MJPEG, padded rows, or too few buffers left with the driver).
-    public var framesLeased: Int { lock.withLock { counters.leased } }
-    public var framesCopied: Int { lock.withLock { counters.copied } }
+    public var framesLeased: Int { state.withLock { $0.counters.leased } }
+    public var framesCopied: Int { state.withLock { $0.counters.copied } }
 
     /// Opens the camera and sets it up for `request`, preferring `request.pixelFormat`
     /// among equally good formats (see `CameraFormatNegotiation`).
@@ -129,16 +132,15 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
             throw V4L2Error(.system, path: path, operation: "open MJPEG decoder", detail: error.description)
         }
         controls = CameraControls(device: device)
-        let wake = kc_wake_fd_open()
-        guard wake >= 0 else {
-            throw V4L2Error(path: path, operation: "eventfd", errno: Errno(rawValue: Glibc.errno))
+        do {
+            wakeUp = try WakeUpEvent()
+        } catch {
+            throw V4L2Error(path: path, operation: "eventfd", errno: error)
         }
-        wakeFD = wake
     }
 
     deinit {
         stop()
-        Glibc.close(wakeFD)
     }
 
     // MARK: Streaming
@@ -155,52 +157,42 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
     /// - Throws: `V4L2Error`: `.busy` (another process streams, or already started),
     ///   `.unplugged`, or `.system` (e.g. out of memory for buffers).
     public func start(into sink: CaptureSink) throws(V4L2Error) {
-        try lock.withLock { () throws(V4L2Error) in
-            guard !running else {
+        try state.withLock { (state: inout State) throws(V4L2Error) in
+            guard !state.running else {
                 throw V4L2Error(.busy, path: device.path, operation: "start", detail: "this camera is already streaming")
             }
-            running = true
-            stopRequested = false
+            state.running = true
+            state.stopRequested = false
         }
         let buffers: MappedBuffers
         do {
-            buffers = try MappedBuffers(device: device, count: Self.driverBufferCount, wakeFD: wakeFD)
+            buffers = try MappedBuffers(device: device, count: Self.driverBufferCount, wakeUp: wakeUp)
             for index in buffers.regions.indices { try device.queueBuffer(index) }
             try device.setStreaming(true)
         } catch {
             // MappedBuffers unmaps and frees what it got when it goes out of scope.
-            lock.withLock { running = false }
+            state.withLock { $0.running = false }
             throw error
         }
-        kc_wake_fd_drain(wakeFD)
-        streaming.enter()
-        let thread = Thread { [self] in
+        wakeUp.drain()
+        streaming.start(name: "kioskcam.camera.v4l2") { [self] in
             let end = capture(buffers, into: sink)
             try? device.setStreaming(false)
             buffers.release()
-            lock.withLock { running = false }
+            state.withLock { $0.running = false }
             // Before leaving, so that `stop()` returns only after the sink heard the end.
             sink.videoSourceEnded(name, end)
-            // The thread holds its closure, which holds the camera: let go of the thread.
-            lock.withLock { captureThread = nil }
-            streaming.leave()
         }
-        thread.name = "kioskcam.camera.v4l2"
-        lock.withLock { captureThread = thread }
-        thread.start()
     }
 
     /// Stops streaming (STREAMOFF, buffers unmapped and freed) and waits for the capture
     /// thread, which reports `.stopped` to the sink. Does nothing when not streaming;
     /// called from the sink's callback on the capture thread, it only asks.
     public func stop() {
-        let onCaptureThread = lock.withLock {
-            stopRequested = true
-            return captureThread.map { $0 == Thread.current } ?? false
-        }
-        _ = kc_wake_fd_signal(wakeFD)
+        state.withLock { $0.stopRequested = true }
+        wakeUp.signal()
         // Returns at once when nothing streams.
-        if !onCaptureThread { streaming.wait() }
+        if !streaming.includesCurrentThread { streaming.wait() }
     }
 
     /// The capture loop; returns why it ended.
@@ -208,10 +200,9 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
         let timeoutNanoseconds = Int64(noFrameTimeout * 1e9)
         var lastFrame = clock.now()
         var brokenSinceLastFrame = 0
-        var fds = [pollfd(fd: device.descriptor.rawValue, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: device.descriptor.rawValue, events: Int16(POLLIN), revents: 0), wakeUp.pollDescriptor]
         while true {
-            if lock.withLock({ stopRequested }) { return .stopped }
+            if state.withLock({ $0.stopRequested }) { return .stopped }
             // Buffers the graph let go of go back to the driver here, on this thread.
             for index in buffers.takeReturned() {
                 do { try device.queueBuffer(index) } catch { return Self.end(for: error) }
@@ -231,7 +222,7 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
                 return .failed("camera failed: poll: \(errno)")
             }
             if fds[1].revents != 0 {              // stop(), or a buffer let go: both handled at the top
-                kc_wake_fd_drain(wakeFD)
+                wakeUp.drain()
                 continue
             }
             if ready == 0 { continue }           // timed out: checked at the top
@@ -296,13 +287,13 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
            filled.flags & UInt32(V4L2_BUF_FLAG_ERROR) == 0,
            let buffer = buffers.lease(index, byteCount: packed, keepingQueued: Self.buffersKeptQueued) {
             sink.deliver(VideoFrame(buffer: buffer, format: format, timestamp: timestamp, sequence: Int(filled.sequence)))
-            lock.withLock {
-                counters.delivered += 1
-                counters.leased += 1
+            state.withLock {
+                $0.counters.delivered += 1
+                $0.counters.leased += 1
             }
             return .usable
         }
-        if !decodesJPEG { lock.withLock { counters.copied += 1 } }
+        if !decodesJPEG { state.withLock { $0.counters.copied += 1 } }
         let staged = converter.copyOut(UnsafeRawBufferPointer(start: region.address, count: used),
                                        flaggedError: filled.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0)
         // The frame is out of the driver's buffer: give it back before any decoding.
@@ -314,13 +305,13 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
         switch converter.finish(staged) {
         case .success(let buffer):
             sink.deliver(VideoFrame(buffer: buffer, format: format, timestamp: timestamp, sequence: Int(filled.sequence)))
-            lock.withLock { counters.delivered += 1 }
+            state.withLock { $0.counters.delivered += 1 }
             return .usable
         case .failure(.noBuffer):
-            lock.withLock { counters.droppedNoBuffer += 1 }
+            state.withLock { $0.counters.droppedNoBuffer += 1 }
             return .usable
         case .failure(.corrupt):
-            lock.withLock { counters.corrupt += 1 }
+            state.withLock { $0.counters.corrupt += 1 }
             return .broken
         }
     }
@@ -346,6 +337,8 @@ public final class V4L2Camera: VideoSource, @unchecked Sendable {
 
 /// The driver's mmap buffers, mapped; unmapped and freed (REQBUFS 0) exactly once, by
 /// `release()` or when dropped.
+// @unchecked: it holds the driver's mmap pointers, set before streaming and emptied only
+// after the last lease and the capture thread are done; the lease state is `Locked`.
 final class MappedBuffers: @unchecked Sendable {
     struct Region {
         var address: UnsafeMutableRawPointer
@@ -356,21 +349,21 @@ final class MappedBuffers: @unchecked Sendable {
     /// Set before streaming, read by the capture thread; emptied only when no lease is
     /// out and the capture thread has finished.
     private(set) var regions: [Region] = []
-    /// Wakes the capture thread when a lent buffer comes back (the camera's eventfd; only
-    /// written while streaming, i.e. while the camera and its fd exist).
-    private let wakeFD: CInt
-    private let leaseLock = Lock()
-    // Guarded by `leaseLock`.
-    private var released = false
-    private var streaming = true
-    private var lent = 0
-    private var returned: [Int] = []
-    private var releaseWhenReturned = false
+    /// Wakes the capture thread when a lent buffer comes back (the camera's).
+    private let wakeUp: WakeUpEvent?
+    private struct Leases {
+        var released = false
+        var streaming = true
+        var lent = 0
+        var returned: [Int] = []
+        var releaseWhenReturned = false
+    }
+    private let leases = Locked(Leases())
 
     /// - Throws: `V4L2Error` from REQBUFS/QUERYBUF/mmap; whatever was mapped is undone.
-    init(device: V4L2Device, count: Int, wakeFD: CInt = -1) throws(V4L2Error) {
+    init(device: V4L2Device, count: Int, wakeUp: WakeUpEvent? = nil) throws(V4L2Error) {
         self.device = device
-        self.wakeFD = wakeFD
+        self.wakeUp = wakeUp
         let granted = try device.requestBuffers(count)
         guard granted >= 2 else {
             _ = try? device.requestBuffers(0)
@@ -396,10 +389,11 @@ final class MappedBuffers: @unchecked Sendable {
     /// back to the capture thread (`takeReturned`), which requeues it.
     func lease(_ index: Int, byteCount: Int, keepingQueued: Int) -> MediaBuffer? {
         guard regions.indices.contains(index), byteCount <= regions[index].length else { return nil }
-        let granted = leaseLock.withLock { () -> Bool in
+        let count = regions.count
+        let granted = leases.withLock { leases -> Bool in
             // This one is out of the driver's queue already: `lent + 1` are then out.
-            guard streaming, regions.count - (lent + 1) >= keepingQueued else { return false }
-            lent += 1
+            guard leases.streaming, count - (leases.lent + 1) >= keepingQueued else { return false }
+            leases.lent += 1
             return true
         }
         guard granted else { return nil }
@@ -408,23 +402,23 @@ final class MappedBuffers: @unchecked Sendable {
 
     /// The lent buffers that came back since the last call, for the capture thread to requeue.
     func takeReturned() -> [Int] {
-        leaseLock.withLock {
-            defer { returned.removeAll(keepingCapacity: true) }
-            return returned
+        leases.withLock { leases in
+            defer { leases.returned.removeAll(keepingCapacity: true) }
+            return leases.returned
         }
     }
 
     /// A lease's last holder let go (any thread).
     private func giveBack(_ index: Int) {
-        let unmapNow = leaseLock.withLock { () -> Bool in
-            lent -= 1
-            if streaming {
-                returned.append(index)
-                _ = kc_wake_fd_signal(wakeFD)
+        let unmapNow = leases.withLock { leases -> Bool in
+            leases.lent -= 1
+            if leases.streaming {
+                leases.returned.append(index)
+                wakeUp?.signal()
                 return false
             }
-            guard releaseWhenReturned, lent == 0, !released else { return false }
-            released = true
+            guard leases.releaseWhenReturned, leases.lent == 0, !leases.released else { return false }
+            leases.released = true
             return true
         }
         if unmapNow { unmapAll() }
@@ -433,15 +427,15 @@ final class MappedBuffers: @unchecked Sendable {
     /// Unmaps every buffer and gives them back to the driver (after STREAMOFF). While a
     /// frame still holds one of them, that waits for the last such frame to be let go.
     func release() {
-        let unmapNow = leaseLock.withLock { () -> Bool in
-            streaming = false
-            returned.removeAll()
-            guard !released else { return false }
-            if lent > 0 {
-                releaseWhenReturned = true
+        let unmapNow = leases.withLock { leases -> Bool in
+            leases.streaming = false
+            leases.returned.removeAll()
+            guard !leases.released else { return false }
+            if leases.lent > 0 {
+                leases.releaseWhenReturned = true
                 return false
             }
-            released = true
+            leases.released = true
             return true
         }
         if unmapNow { unmapAll() }

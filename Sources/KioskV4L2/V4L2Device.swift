@@ -13,14 +13,13 @@ import SystemPackage
 /// is idempotent) or, failing that, by `deinit`. V4L2 serialises ioctls on one descriptor
 /// in the driver, so calls from several threads are safe; `close()` must come after the
 /// last of them (the camera joins its thread first).
-public final class V4L2Device: @unchecked Sendable {
+public final class V4L2Device: Sendable {
     /// The device node, e.g. "/dev/video0".
     public let path: String
     /// What the driver says it is and can do.
     public let capabilities: V4L2Capabilities
     let descriptor: FileDescriptor
-    private let lock = Lock()
-    private var isClosed = false
+    private let isClosed = Locked(false)
 
     /// Opens `path` read-write, non-blocking and close-on-exec.
     ///
@@ -63,7 +62,7 @@ public final class V4L2Device: @unchecked Sendable {
     ///
     /// The corresponding C function is `v4l2_close`.
     public func close() {
-        let shouldClose = lock.withLock {
+        let shouldClose = isClosed.withLock { isClosed in
             defer { isClosed = true }
             return !isClosed
         }
@@ -71,7 +70,7 @@ public final class V4L2Device: @unchecked Sendable {
     }
 
     /// Whether `close()` has run.
-    public var closed: Bool { lock.withLock { isClosed } }
+    public var closed: Bool { isClosed.withLock { $0 } }
 
     /// Runs one ioctl through libv4l2, retrying on EINTR, and maps a failure once.
     /// - Parameters:
