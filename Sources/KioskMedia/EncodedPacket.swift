@@ -9,6 +9,7 @@ import KioskCore
 /// pre-event ring, a stream): each holds this object, and libavcodec's reference-counted
 /// data goes when the last one lets go. Times are capture times on the monotonic clock,
 /// so outputs cut files and align streams without knowing an encoder's time base.
+// @unchecked: it owns an AVPacket (a C pointer), never written after init, read by every output.
 public final class EncodedPacket: @unchecked Sendable {
     public enum Media: String, Sendable { case video, audio }
 
@@ -87,6 +88,7 @@ public final class EncodedPacket: @unchecked Sendable {
 
 /// What a muxer needs to know about one encoded stream: its codec parameters (with the
 /// extradata: SPS/PPS for H.264, AudioSpecificConfig for AAC), time base and rate.
+// @unchecked: it owns AVCodecParameters (a C pointer), never written after init.
 public final class StreamParameters: @unchecked Sendable {
     public let media: EncodedPacket.Media
     let codecParameters: UnsafeMutablePointer<AVCodecParameters>

@@ -111,6 +111,9 @@ public final class PacketStreamWriter {
     /// Makes a blocked connect or write return (from any thread).
     public func cancel() { interrupt.set() }
 
+    /// `cancel()` for another thread to call (the writer itself stays with its thread).
+    public var cancellation: @Sendable () -> Void { { [interrupt] in interrupt.set() } }
+
     /// Writes one packet (time from `start`; packets before it are skipped).
     /// - Throws: `MediaError.io` when the destination went away or timed out.
     public func write(_ packet: EncodedPacket) throws(MediaError) {
@@ -157,11 +160,10 @@ public final class PacketStreamWriter {
 }
 
 /// A flag libavformat's blocking calls poll through the interrupt callback.
-final class InterruptFlag: @unchecked Sendable {
-    private let lock = Lock()
-    private var raised = false
-    func set() { lock.withLock { raised = true } }
-    var isSet: Bool { lock.withLock { raised } }
+final class InterruptFlag: Sendable {
+    private let raised = Locked(false)
+    func set() { raised.withLock { $0 = true } }
+    var isSet: Bool { raised.withLock { $0 } }
 }
 
 private let streamInterrupted: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { opaque in

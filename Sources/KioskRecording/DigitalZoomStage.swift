@@ -6,21 +6,32 @@ import KioskMedia
 /// the luma branch all see the same zoomed picture. At 1× frames pass through untouched
 /// (by reference); zoomed, each frame is written once into a pooled buffer (counted in
 /// `MediaStatistics`). Changes glide over `rampSeconds`, as the camera's own zoom does.
-public final class DigitalZoomStage: CaptureSink, @unchecked Sendable {
+public final class DigitalZoomStage: CaptureSink, Sendable {
     private let downstream: CaptureSink
     /// The largest factor: beyond it the picture is mostly interpolation.
     public let maximum: Double
     public let rampSeconds: Double
     private let clock: MonotonicClock
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var from = 1.0
-    private var to = 1.0
-    private var rampStart = MonotonicInstant(nanoseconds: 0)
-    private var dropped = 0
-    // Owned by the camera's thread.
-    private var scaler: FrameCropScaler?
-    private var pool: BufferPool?
+    private struct Ramp {
+        var from = 1.0
+        var to = 1.0
+        var start = MonotonicInstant(nanoseconds: 0)
+        var dropped = 0
+
+        func current(at time: MonotonicInstant, rampSeconds: Double) -> Double {
+            guard rampSeconds > 0 else { return to }
+            let progress = min(1, max(0, time.seconds(since: start) / rampSeconds))
+            return from + (to - from) * progress
+        }
+    }
+    private let ramp = Locked(Ramp())
+    /// The scaler (swscale) and its buffers for the camera's current format; used on the
+    /// camera's thread only, so its lock is never contended.
+    private struct Scaling {
+        var scaler: FrameCropScaler?
+        var pool: BufferPool?
+    }
+    private let scaling = Locked(Scaling())
 
     public init(downstream: CaptureSink, maximum: Double = 4, rampSeconds: Double = 0.5, clock: MonotonicClock) {
         self.downstream = downstream
@@ -35,10 +46,11 @@ public final class DigitalZoomStage: CaptureSink, @unchecked Sendable {
     public func setZoom(_ factor: Double, smoothly: Bool = true) -> Double {
         let target = factor.isFinite ? min(max(1, factor), maximum) : 1
         let now = clock.now()
-        lock.withLock {
-            from = smoothly ? current(at: now) : target
-            to = target
-            rampStart = now
+        let rampSeconds = rampSeconds
+        ramp.withLock { ramp in
+            ramp.from = smoothly ? ramp.current(at: now, rampSeconds: rampSeconds) : target
+            ramp.to = target
+            ramp.start = now
         }
         return target
     }
@@ -46,40 +58,40 @@ public final class DigitalZoomStage: CaptureSink, @unchecked Sendable {
     /// The factor being zoomed to, and the one shown now.
     public var zoom: (target: Double, now: Double) {
         let now = clock.now()
-        return lock.withLock { (to, current(at: now)) }
+        let rampSeconds = rampSeconds
+        return ramp.withLock { ($0.to, $0.current(at: now, rampSeconds: rampSeconds)) }
     }
 
     /// Frames dropped because every zoom buffer was still held downstream.
-    public var droppedFrames: Int { lock.withLock { dropped } }
-
-    private func current(at time: MonotonicInstant) -> Double {
-        guard rampSeconds > 0 else { return to }
-        let progress = min(1, max(0, time.seconds(since: rampStart) / rampSeconds))
-        return from + (to - from) * progress
-    }
+    public var droppedFrames: Int { ramp.withLock { $0.dropped } }
 
     public func deliver(_ frame: VideoFrame) {
-        let factor = lock.withLock { current(at: frame.timestamp) }
+        let rampSeconds = rampSeconds
+        let factor = ramp.withLock { $0.current(at: frame.timestamp, rampSeconds: rampSeconds) }
         guard factor > 1.001 else {
             downstream.deliver(frame)
             return
         }
-        if scaler?.format != frame.format {
-            scaler = FrameCropScaler(format: frame.format)
-            // The encoder queue (8), the preview, a still, the luma branch and a frame in hand.
-            pool = BufferPool(bufferCapacity: frame.format.frameByteCount, count: 14)
+        let zoomed = scaling.withLock { scaling -> MediaBuffer?? in
+            if scaling.scaler?.format != frame.format {
+                scaling.scaler = FrameCropScaler(format: frame.format)
+                // The encoder queue (8), the preview, a still, the luma branch and a frame in hand.
+                scaling.pool = BufferPool(bufferCapacity: frame.format.frameByteCount, count: 14)
+            }
+            guard let scaler = scaling.scaler, let buffer = scaling.pool?.take() else { return .some(nil) }
+            guard scaler.zoom(frame.buffer.baseAddress, by: factor, into: buffer.baseAddress) else { return nil }
+            return buffer
         }
-        guard let scaler, let buffer = pool?.take() else {
-            lock.withLock { dropped += 1 }
-            return
-        }
-        guard scaler.zoom(frame.buffer.baseAddress, by: factor, into: buffer.baseAddress) else {
+        switch zoomed {
+        case nil:
             downstream.deliver(frame)
-            return
+        case .some(nil):
+            ramp.withLock { $0.dropped += 1 }
+        case .some(let buffer?):
+            buffer.byteCount = frame.format.frameByteCount
+            MediaStatistics.shared.countCopy(bytes: buffer.byteCount)
+            downstream.deliver(VideoFrame(buffer: buffer, format: frame.format, timestamp: frame.timestamp, sequence: frame.sequence))
         }
-        buffer.byteCount = frame.format.frameByteCount
-        MediaStatistics.shared.countCopy(bytes: buffer.byteCount)
-        downstream.deliver(VideoFrame(buffer: buffer, format: frame.format, timestamp: frame.timestamp, sequence: frame.sequence))
     }
 
     public func deliver(_ chunk: AudioChunk) { downstream.deliver(chunk) }

@@ -2,7 +2,6 @@ import Foundation
 import KioskCore
 import KioskMedia
 import Logging
-import Synchronization
 
 /// What an output needs encoded.
 public struct EncoderDemand: OptionSet, Sendable {
@@ -41,32 +40,22 @@ public protocol PacketOutput: AnyObject, Sendable {
 /// It also meters the sound level (whether or not anything encodes), answers keyframe
 /// requests (a recording or a segment starts exactly at a requested time), and counts
 /// the frames it could not keep up with.
-public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
+public final class EncodeBranch: CaptureBranch, Sendable {
     public let videoSettings: VideoTrackSettings?
     public let audioSettings: AudioTrackSettings?
     private let queue: CaptureQueue
     private let clock: MonotonicClock
     private let logger: Logger
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var outputs: [any PacketOutput] = []
-    private var keyframeRequests: [MonotonicInstant] = []
-    private var levels: AudioLevels?
-    private var encoderDescription: String?
-    private var beats: UInt64 = 0
-    private var stopping = false
-    private let finished = DispatchSemaphore(value: 0)
-
-    // Owned by the encoder thread.
-    private var videoEncoder: (any VideoEncoding)?
-    private var audioEncoder: AACPacketEncoder?
-    private var levelMeter = AudioLevelMeter()
-    private var lastDemand: (video: MonotonicInstant?, audio: MonotonicInstant?) = (nil, nil)
-    private var lastSlowReport: MonotonicInstant?
-    private var videoEndSent = false
-    private var audioEndSent = false
-    /// Video encoders opened so far (a format change or a failure opens another).
-    private var videoEncodersOpened = 0
+    fileprivate struct Shared {
+        var outputs: [any PacketOutput] = []
+        var keyframeRequests: [MonotonicInstant] = []
+        var levels: AudioLevels?
+        var encoderDescription: String?
+        var beats: UInt64 = 0
+        var stopping = false
+    }
+    private let shared = Locked(Shared())
+    private let thread = ThreadGroup()
 
     /// An encoder nobody has wanted for this long is drained and closed (it holds tens
     /// of MiB); reopening it costs a few tens of milliseconds.
@@ -85,41 +74,39 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
         // ~0.25 s of video at 30 fps, ~1 s of 20 ms audio chunks.
         queue = CaptureQueue(videoCapacity: 8, audioCapacity: 50, overflow: overflow,
                              expectsVideo: video != nil, expectsAudio: audio != nil)
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
+        thread.start(name: "kioskcam.encoder") { [self] in
+            var encoding = EncoderThread(branch: self)
+            encoding.run()
         }
-        thread.name = "kioskcam.encoder"
-        thread.start()
     }
 
     /// Adds an output; it gets packets from the next item on.
-    public func add(_ output: any PacketOutput) { lock.withLock { outputs.append(output) } }
+    public func add(_ output: any PacketOutput) { shared.withLock { $0.outputs.append(output) } }
 
     /// Asks for a keyframe on the first frame captured at or after `time` (a recording
     /// or a segment begins there).
     public func requestKeyframe(at time: MonotonicInstant) {
-        lock.withLock { keyframeRequests.append(time) }
+        shared.withLock { $0.keyframeRequests.append(time) }
     }
 
     /// Loop iterations so far: the watchdog pings only while this moves.
-    public var heartbeat: UInt64 { lock.withLock { beats } }
+    public var heartbeat: UInt64 { shared.withLock { $0.beats } }
 
     /// The sound level, 10 times a second, whether or not anything records.
-    public var audioLevels: AudioLevels? { lock.withLock { levels } }
+    public var audioLevels: AudioLevels? { shared.withLock { $0.levels } }
 
     /// Frames and chunks dropped because the encoder fell behind.
     public var dropped: CaptureQueue.Counters { queue.snapshot }
 
     /// "libx264" or "h264_v4l2m2m" once a video encoder opened.
-    public var videoEncoderName: String? { lock.withLock { encoderDescription } }
+    public var videoEncoderName: String? { shared.withLock { $0.encoderDescription } }
 
     /// Finishes: drains the encoders into the outputs and ends the thread. Call once,
     /// after capture stopped. Blocking.
     public func shutdown(timeout: Double = 30) {
-        lock.withLock { stopping = true }
+        shared.withLock { $0.stopping = true }
         queue.close()
-        _ = finished.wait(timeout: .now() + timeout)
+        thread.wait(timeout: timeout)
         queue.drain()
     }
 
@@ -132,12 +119,38 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
 
     // MARK: Encoder thread
 
-    private func run() {
+    /// What only the encoder thread touches: the encoders (FFmpeg, not `Sendable`) and
+    /// their bookkeeping. It lives on that thread's stack, so it needs no lock.
+    fileprivate struct EncoderThread {
+        let branch: EncodeBranch
+        var videoEncoder: (any VideoEncoding)?
+        var audioEncoder: AACPacketEncoder?
+        var levelMeter = AudioLevelMeter()
+        var lastDemand: (video: MonotonicInstant?, audio: MonotonicInstant?) = (nil, nil)
+        var lastSlowReport: MonotonicInstant?
+        var videoEndSent = false
+        var audioEndSent = false
+        /// Video encoders opened so far (a format change or a failure opens another).
+        var videoEncodersOpened = 0
+
+        init(branch: EncodeBranch) { self.branch = branch }
+
+        var queue: CaptureQueue { branch.queue }
+        var clock: MonotonicClock { branch.clock }
+        var logger: Logger { branch.logger }
+        var shared: Locked<Shared> { branch.shared }
+        var videoSettings: VideoTrackSettings? { branch.videoSettings }
+        var audioSettings: AudioTrackSettings? { branch.audioSettings }
+    }
+}
+
+extension EncodeBranch.EncoderThread {
+    mutating func run() {
         while true {
             let item = queue.pop(timeout: 0.05)
-            let (current, stop) = lock.withLock { () -> ([any PacketOutput], Bool) in
-                beats &+= 1
-                return (outputs, stopping)
+            let (current, stop) = shared.withLock { shared -> ([any PacketOutput], Bool) in
+                shared.beats &+= 1
+                return (shared.outputs, shared.stopping)
             }
             var demand = EncoderDemand.none
             for output in current { demand.formUnion(output.demand) }
@@ -174,12 +187,12 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
                 drainAudio(current, endOfInput: true)
             }
         }
-        let current = lock.withLock { outputs }
+        let current = shared.withLock { $0.outputs }
         drainVideo(current, endOfInput: true)
         drainAudio(current, endOfInput: true)
     }
 
-    private func encode(_ frame: VideoFrame, demand: EncoderDemand, outputs: [any PacketOutput]) {
+    private mutating func encode(_ frame: VideoFrame, demand: EncoderDemand, outputs: [any PacketOutput]) {
         videoEndSent = false   // a source that ended may start again (a new file, a camera back)
         guard demand.contains(.video), var settings = videoSettings else { return }
         if let encoder = videoEncoder, encoder.settings.input != frame.format {
@@ -192,19 +205,20 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
                 let (encoder, reason) = try VideoEncoders.open(settings)
                 videoEncoder = encoder
                 videoEncodersOpened += 1
-                lock.withLock { encoderDescription = encoder.name }
+                let name = encoder.name
+                shared.withLock { $0.encoderDescription = name }
                 if videoEncodersOpened == 1 { logger.notice("video encoder: \(reason)") }
                 for output in outputs { output.encoderOpened(.video, parameters: encoder.parameters) }
             } catch {
-                lock.withLock { keyframeRequests.removeAll() }
+                shared.withLock { $0.keyframeRequests.removeAll() }
                 for output in outputs where output.demand.contains(.video) { output.encoderFailed(.video, error) }
                 return
             }
         }
         guard let encoder = videoEncoder else { return }
-        let force = lock.withLock { () -> Bool in
-            guard keyframeRequests.contains(where: { $0 <= frame.timestamp }) else { return false }
-            keyframeRequests.removeAll { $0 <= frame.timestamp }
+        let force = shared.withLock { shared -> Bool in
+            guard shared.keyframeRequests.contains(where: { $0 <= frame.timestamp }) else { return false }
+            shared.keyframeRequests.removeAll { $0 <= frame.timestamp }
             return true
         }
         do {
@@ -216,12 +230,12 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
         }
     }
 
-    private func encode(_ chunk: AudioChunk, demand: EncoderDemand, outputs: [any PacketOutput]) {
+    private mutating func encode(_ chunk: AudioChunk, demand: EncoderDemand, outputs: [any PacketOutput]) {
         audioEndSent = false
         let previous = levelMeter.levels
         levelMeter.process(chunk.buffer.bytes.bindMemory(to: Int16.self), channels: chunk.format.channels,
                            sampleRate: chunk.format.sampleRate, at: chunk.timestamp)
-        if let current = levelMeter.levels, current != previous { lock.withLock { levels = current } }
+        if let current = levelMeter.levels, current != previous { shared.withLock { $0.levels = current } }
         guard demand.contains(.audio), var settings = audioSettings else { return }
         if let encoder = audioEncoder, encoder.settings.input != chunk.format {
             drainAudio(outputs, endOfInput: false)
@@ -242,7 +256,7 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
 
     /// Opens the AAC encoder (with the microphone's format) and tells the outputs its
     /// parameters, before any of its packets.
-    private func openAudio(_ settings: AudioTrackSettings, _ outputs: [any PacketOutput]) {
+    private mutating func openAudio(_ settings: AudioTrackSettings, _ outputs: [any PacketOutput]) {
         do {
             let encoder = try AACPacketEncoder(settings: settings)
             audioEncoder = encoder
@@ -258,17 +272,17 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
     }
 
     /// An encoder nobody wanted for `idleCloseNanoseconds` is drained and closed.
-    private func closeIdleEncoders(now: MonotonicInstant, outputs: [any PacketOutput]) {
-        if videoEncoder != nil, now.nanoseconds(since: lastDemand.video ?? now) >= Self.idleCloseNanoseconds {
+    private mutating func closeIdleEncoders(now: MonotonicInstant, outputs: [any PacketOutput]) {
+        if videoEncoder != nil, now.nanoseconds(since: lastDemand.video ?? now) >= EncodeBranch.idleCloseNanoseconds {
             drainVideo(outputs, endOfInput: false)
         }
-        if audioEncoder != nil, now.nanoseconds(since: lastDemand.audio ?? now) >= Self.idleCloseNanoseconds {
+        if audioEncoder != nil, now.nanoseconds(since: lastDemand.audio ?? now) >= EncodeBranch.idleCloseNanoseconds {
             drainAudio(outputs, endOfInput: false)
         }
     }
 
     /// Flushes the video encoder into the outputs and closes it.
-    private func drainVideo(_ outputs: [any PacketOutput], endOfInput: Bool) {
+    private mutating func drainVideo(_ outputs: [any PacketOutput], endOfInput: Bool) {
         if let encoder = videoEncoder {
             do {
                 try encoder.flush { packet in distribute(packet, encoder.parameters, outputs) }
@@ -280,7 +294,7 @@ public final class EncodeBranch: CaptureBranch, @unchecked Sendable {
         for output in outputs { output.encoderDrained(.video, endOfInput: endOfInput) }
     }
 
-    private func drainAudio(_ outputs: [any PacketOutput], endOfInput: Bool) {
+    private mutating func drainAudio(_ outputs: [any PacketOutput], endOfInput: Bool) {
         if let encoder = audioEncoder {
             do {
                 try encoder.flush { packet in distribute(packet, encoder.parameters, outputs) }

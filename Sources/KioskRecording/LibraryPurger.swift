@@ -351,21 +351,12 @@ public struct LibraryPurger: Sendable {
     }
 
     private func logReportsOnce(_ reports: [LibraryReport]) {
-        for report in reports where Self.reported.insert(layout.root + "/" + report.relativePath) {
+        for report in reports where Self.reported.withLock({ $0.insert(layout.root + "/" + report.relativePath).inserted }) {
             logger.warning("leaving \(layout.root)/\(report.relativePath) alone: \(report.reason)")
         }
     }
 
-    /// Paths already reported by any purger in this process.
-    private static let reported = ReportedPaths()
-}
-
-/// A set of paths shared by every purger in the process, so a stray name in the library
-/// is logged once, not at every purge.
-private final class ReportedPaths: @unchecked Sendable {
-    private let lock = Lock()
-    private var paths: Set<String> = []
-
-    /// Whether `path` was new.
-    func insert(_ path: String) -> Bool { lock.withLock { paths.insert(path).inserted } }
+    /// Paths already reported by any purger in this process, so a stray name in the
+    /// library is logged once, not at every purge.
+    private static let reported = Locked<Set<String>>([])
 }

@@ -12,7 +12,7 @@ import Logging
 ///           (by ref)   ├─▶ preview (newest frame, ≤ preview_fps)
 ///                      └─▶ luma (~320 px grey, 5–10 fps, its own thread)
 /// ```
-public final class MediaGraph: CaptureSink, @unchecked Sendable {
+public final class MediaGraph: CaptureSink, Sendable {
     public let hub = CaptureHub()
     public let encoder: EncodeBranch
     /// Video and sound into `.mp4`.

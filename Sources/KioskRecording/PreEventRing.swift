@@ -5,18 +5,20 @@ import KioskMedia
 /// encoded sound and video, bounded in bytes, always starting at a keyframe, so that a
 /// recording can begin in the past (an event clip that starts before its trigger) —
 /// without a second encode and without keeping raw frames.
-public final class PreEventRing: PacketOutput, @unchecked Sendable {
-    private let lock = Lock()
-    private var ring: PacketRing<(EncodedPacket, StreamParameters)>   // guarded by `lock`
-    private var enabled = true
-    private var lastVideoParameters: StreamParameters?
+public final class PreEventRing: PacketOutput, Sendable {
+    private struct State {
+        var ring: PacketRing<(EncodedPacket, StreamParameters)>
+        var enabled = true
+        var lastVideoParameters: StreamParameters?
+    }
+    private let state: Locked<State>
 
     /// - Parameters:
     ///   - seconds: How far back a recording may begin.
     ///   - byteLimit: The most memory the ring may hold (the ring drops whole GOPs from
     ///     the front beyond it): about `seconds` at the encoder's bitrate plus one GOP.
     public init(seconds: Double, byteLimit: Int) {
-        ring = PacketRing(seconds: seconds, byteLimit: byteLimit)
+        state = Locked(State(ring: PacketRing(seconds: seconds, byteLimit: byteLimit)))
     }
 
     /// The budget for `seconds` of a stream of `bitrate` bits per second with a keyframe
@@ -28,31 +30,31 @@ public final class PreEventRing: PacketOutput, @unchecked Sendable {
 
     /// Stops or resumes filling (and asking the encoder to run); stopping empties it.
     public func setEnabled(_ on: Bool) {
-        lock.withLock {
-            enabled = on
-            if !on { ring.removeAll() }
+        state.withLock { state in
+            state.enabled = on
+            if !on { state.ring.removeAll() }
         }
     }
 
-    public var demand: EncoderDemand { lock.withLock { enabled ? [.video, .audio] : .none } }
+    public var demand: EncoderDemand { state.withLock { $0.enabled ? [.video, .audio] : .none } }
 
     /// Bytes held and the span they cover, for status and the benchmark.
-    public var held: (bytes: Int, seconds: Double) { lock.withLock { (ring.bytes, ring.heldSeconds) } }
+    public var held: (bytes: Int, seconds: Double) { state.withLock { ($0.ring.bytes, $0.ring.heldSeconds) } }
 
     public func encoderOpened(_ media: EncodedPacket.Media, parameters: StreamParameters) {}
 
     public func receive(_ packet: EncodedPacket, parameters: StreamParameters) {
         let info = PacketInfo(media: packet.media == .video ? .video : .audio, time: packet.time,
                               isKeyframe: packet.isKeyframe, byteCount: packet.byteCount)
-        lock.withLock {
-            guard enabled else { return }
-            if packet.media == .video, !parameters.sameSetup(as: lastVideoParameters) {
+        state.withLock { state in
+            guard state.enabled else { return }
+            if packet.media == .video, !parameters.sameSetup(as: state.lastVideoParameters) {
                 // Another encoder set-up (the camera's format changed): older packets could
                 // not go into the same file.
-                ring.removeAll()
-                lastVideoParameters = parameters
+                state.ring.removeAll()
+                state.lastVideoParameters = parameters
             }
-            ring.append(info, (packet, parameters))
+            state.ring.append(info, (packet, parameters))
         }
     }
 
@@ -62,6 +64,6 @@ public final class PreEventRing: PacketOutput, @unchecked Sendable {
     /// The packets from the last keyframe at or before `time` on (sound from that
     /// keyframe's time), by reference.
     public func packets(from time: MonotonicInstant) -> [(packet: EncodedPacket, parameters: StreamParameters)] {
-        lock.withLock { ring.packets(from: time).map { ($0.payload.0, $0.payload.1) } }
+        state.withLock { $0.ring.packets(from: time).map { ($0.payload.0, $0.payload.1) } }
     }
 }

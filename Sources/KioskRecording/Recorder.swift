@@ -85,7 +85,7 @@ public enum StopPoint: Sendable {
 /// what most tests drive: the capture hub, the encode branch (one encode), one recording
 /// output of the configured kind (video, or sound only when `settings.video` is nil) and
 /// stills. The daemon builds the same graph with more outputs (`MediaGraph`).
-public final class Recorder: CaptureSink, @unchecked Sendable {
+public final class Recorder: CaptureSink, Sendable {
     public let settings: RecorderSettings
     public let hub = CaptureHub()
     public let encoder: EncodeBranch

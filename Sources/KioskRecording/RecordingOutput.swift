@@ -11,7 +11,7 @@ import Logging
 /// SD card) holds up only this output — it drops whole GOPs and counts them — never the
 /// encoder or the other outputs. A file replayed as fast as possible blocks instead, so
 /// that nothing is dropped.
-public final class RecordingOutput: PacketOutput, @unchecked Sendable {
+public final class RecordingOutput: PacketOutput, Sendable {
     public let kind: MediaKind
     public let settings: RecorderSettings
     private let clock: MonotonicClock
@@ -22,66 +22,93 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     private let blocksWhenFull: Bool
     private let includesAudio: Bool
 
-    // Shared with the output thread: guarded by `lock`.
-    private let lock = Lock()
-    private var machine = RecordingStateMachine()
-    private var pendingStart: PendingStart?
-    private var pendingStop: (point: StopPoint, time: MonotonicInstant)?
-    private var published = RecorderStatus()
-    private var queue: GOPQueue<QueuedPacket>
-    /// Packets handed to `receive` so far (dropped ones included): control events wait
-    /// until every packet before them was taken or dropped.
-    private var received = 0
-    private var taken = 0
-    private var controls: [(after: Int, event: Control)] = []
-    private var shuttingDown = false
-    private var beats: UInt64 = 0
-    private let finished = DispatchSemaphore(value: 0)
+    /// Shared with the output thread, which waits in it for packets and controls (and
+    /// the encoder, replaying a file, for room).
+    fileprivate struct Shared {
+        var machine = RecordingStateMachine()
+        var pendingStart: PendingStart?
+        var pendingStop: (point: StopPoint, time: MonotonicInstant)?
+        var published = RecorderStatus()
+        var queue: GOPQueue<QueuedPacket>
+        /// Packets handed to `receive` so far (dropped ones included): control events wait
+        /// until every packet before them was taken or dropped.
+        var received = 0
+        var taken = 0
+        var controls: [(after: Int, event: Control)] = []
+        var shuttingDown = false
+        var beats: UInt64 = 0
+
+        /// A control event whose packets are all taken or dropped, or a packet, or the end.
+        var hasWork: Bool {
+            if let first = controls.first, first.after <= taken + queue.droppedPackets { return true }
+            return !queue.isEmpty || (shuttingDown && machine.state == .idle)
+        }
+    }
+    private let shared: Locked<Shared>
+    private let thread = ThreadGroup()
     /// Waveform pictures are drawn here, off the output thread; shutdown waits for them.
     private let waveformQueue = DispatchQueue(label: "kioskcam.waveforms", qos: .utility)
 
-    private struct PendingStart {
+    fileprivate struct PendingStart {
         var time: MonotonicInstant
         var limit: Double?
         /// Begin this far in the past, from the ring's packets.
         var preEvent: (ring: PreEventRing, seconds: Double)?
     }
 
-    private struct QueuedPacket {
+    fileprivate struct QueuedPacket {
         var packet: EncodedPacket
         var parameters: StreamParameters
     }
 
-    private enum Control {
+    fileprivate enum Control {
         case opened(EncodedPacket.Media, StreamParameters)
         case drained(EncodedPacket.Media, endOfInput: Bool)
         case failed(EncodedPacket.Media, MediaError)
     }
 
-    // Owned by the output thread.
-    private var active: Segment?
-    private var retiring: Segment?
-    private var requestedStart: MonotonicInstant?
-    private var stopTime: MonotonicInstant?
-    private var drainingQueuedInput = false
-    private var finishedBytes: Int64 = 0
-    private var finishedSeconds: Double = 0
-    private var segmentIndex = 0
-    private var recordingStart: MonotonicInstant?
-    private var recordingLimit: Double?
-    private var lastStorageCheck: MonotonicInstant?
-    /// A size cut asked the encoder for a keyframe; the segment ends at it.
-    private var cutAtNextKeyframe = false
-    /// Sound that arrived before the first video keyframe of a recording (the encoder
-    /// may hold video back a little): handed to the first segment.
-    private var earlyAudio: [(EncodedPacket, StreamParameters)] = []
-    private var lastAudioParameters: StreamParameters?
-    /// The last packet times written from the pre-event ring: the same packets also come
-    /// live, and must not be written twice.
-    private var replayedThrough: (video: MonotonicInstant?, audio: MonotonicInstant?) = (nil, nil)
-    /// The video encoder handed over everything: no more video will come until it reopens.
-    private var videoComplete = false
-    private var audioComplete = false
+    /// What only the output thread touches: the segments being written (FFmpeg, not
+    /// `Sendable`) and the recording's bookkeeping. It lives on that thread's stack.
+    fileprivate struct OutputThread {
+        let output: RecordingOutput
+        var active: Segment?
+        var retiring: Segment?
+        var requestedStart: MonotonicInstant?
+        var stopTime: MonotonicInstant?
+        var drainingQueuedInput = false
+        var finishedBytes: Int64 = 0
+        var finishedSeconds: Double = 0
+        var segmentIndex = 0
+        var recordingStart: MonotonicInstant?
+        var recordingLimit: Double?
+        var lastStorageCheck: MonotonicInstant?
+        /// A size cut asked the encoder for a keyframe; the segment ends at it.
+        var cutAtNextKeyframe = false
+        /// Sound that arrived before the first video keyframe of a recording (the encoder
+        /// may hold video back a little): handed to the first segment.
+        var earlyAudio: [(EncodedPacket, StreamParameters)] = []
+        var lastAudioParameters: StreamParameters?
+        /// The last packet times written from the pre-event ring: the same packets also come
+        /// live, and must not be written twice.
+        var replayedThrough: (video: MonotonicInstant?, audio: MonotonicInstant?) = (nil, nil)
+        /// The video encoder handed over everything: no more video will come until it reopens.
+        var videoComplete = false
+        var audioComplete = false
+
+        init(output: RecordingOutput) { self.output = output }
+
+        var kind: MediaKind { output.kind }
+        var settings: RecorderSettings { output.settings }
+        var clock: MonotonicClock { output.clock }
+        var logger: Logger { output.logger }
+        var files: LibraryFiles { output.files }
+        var includesAudio: Bool { output.includesAudio }
+        var shared: Locked<Shared> { output.shared }
+        var waveformQueue: DispatchQueue { output.waveformQueue }
+        var state: RecordingState { output.state }
+        func onEvent(_ event: RecorderEvent) { output.onEvent(event) }
+        func requestKeyframe(_ time: MonotonicInstant) { output.requestKeyframe(time) }
+    }
 
     /// - Parameters:
     ///   - kind: `.video` (picture, and sound if `settings.audio` is set) or `.audio`.
@@ -107,32 +134,30 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         // A file replayed fast keeps the encoder at most a packet ahead instead, so that
         // a size cut's keyframe request reaches it in time.
         let bitrate = (settings.video?.bitrate ?? 0) + (settings.audio?.bitrate ?? 128_000)
-        queue = GOPQueue(byteLimit: blocksWhenFull ? 1 : max(512 * 1024, bitrate / 8 * 2))
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
+        shared = Locked(Shared(queue: GOPQueue(byteLimit: blocksWhenFull ? 1 : max(512 * 1024, bitrate / 8 * 2))))
+        thread.start(name: kind == .audio ? "kioskcam.file.audio" : "kioskcam.file.video") { [self] in
+            var writing = OutputThread(output: self)
+            writing.run()
         }
-        thread.name = kind == .audio ? "kioskcam.file.audio" : "kioskcam.file.video"
-        thread.start()
     }
 
     // MARK: Control (any thread)
 
     public var status: RecorderStatus {
-        lock.withLock {
-            var status = published
-            status.droppedVideoFrames += queue.droppedPackets
+        shared.withLock {
+            var status = $0.published
+            status.droppedVideoFrames += $0.queue.droppedPackets
             return status
         }
     }
 
-    public var state: RecordingState { lock.withLock { machine.state } }
+    public var state: RecordingState { shared.withLock { $0.machine.state } }
 
     /// Loop iterations so far, for the watchdog.
-    public var heartbeat: UInt64 { lock.withLock { beats } }
+    public var heartbeat: UInt64 { shared.withLock { $0.beats } }
 
     public var demand: EncoderDemand {
-        guard lock.withLock({ machine.state != .idle || !queue.isEmpty }) else { return .none }
+        guard shared.withLock({ $0.machine.state != .idle || !$0.queue.isEmpty }) else { return .none }
         switch kind {
         case .audio: return .audio
         default: return includesAudio ? [.video, .audio] : .video
@@ -151,12 +176,12 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
             throw RecorderError(.diskFull, message)
         }
         let now = clock.now()
-        try lock.withLock { () throws(RecorderError) in
-            do throws(RecordingTransitionError) { try machine.apply(.start) } catch { throw RecorderError(error) }
-            pendingStart = PendingStart(time: now, limit: maximumSeconds, preEvent: preEvent)
-            published.state = machine.state
-            published.lastError = nil
-            published.finishedFiles = []
+        try shared.withLock { (shared: inout Shared) throws(RecorderError) in
+            do throws(RecordingTransitionError) { try shared.machine.apply(.start) } catch { throw RecorderError(error) }
+            shared.pendingStart = PendingStart(time: now, limit: maximumSeconds, preEvent: preEvent)
+            shared.published.state = shared.machine.state
+            shared.published.lastError = nil
+            shared.published.finishedFiles = []
         }
         if kind != .audio { requestKeyframe(now) }
         onEvent(.stateChanged(.starting))
@@ -166,10 +191,10 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     /// - Throws: `RecorderError.illegalTransition` when not recording.
     public func stop(_ point: StopPoint = .now) throws(RecorderError) {
         let now = clock.now()
-        try lock.withLock { () throws(RecorderError) in
-            do throws(RecordingTransitionError) { try machine.apply(.stop) } catch { throw RecorderError(error) }
-            published.state = machine.state
-            pendingStop = (point, now)
+        try shared.withLock { (shared: inout Shared) throws(RecorderError) in
+            do throws(RecordingTransitionError) { try shared.machine.apply(.stop) } catch { throw RecorderError(error) }
+            shared.published.state = shared.machine.state
+            shared.pendingStop = (point, now)
         }
         onEvent(.stateChanged(.stopping))
     }
@@ -179,22 +204,20 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     public func waitUntilIdle(timeout: Double) -> RecordingState {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while Date() < deadline {
-            let state = lock.withLock { machine.state }
+            let state = self.state
             if state == .idle { return state }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        return lock.withLock { machine.state }
+        return state
     }
 
     /// Finishes any recording and ends the thread. Call once, after the encoder was
     /// shut down (its last packets are in). Blocking.
     public func shutdown(timeout: Double = 30) {
         if (try? stop()) != nil { waitUntilIdle(timeout: timeout) }
-        lock.withLock {
-            shuttingDown = true
-            lock.broadcast()
-        }
-        _ = finished.wait(timeout: .now() + timeout)
+        shared.withLock { $0.shuttingDown = true }
+        shared.wakeWaiters()
+        thread.wait(timeout: timeout)
         waveformQueue.sync {}
     }
 
@@ -203,12 +226,12 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     public func receive(_ packet: EncodedPacket, parameters: StreamParameters) {
         let info = PacketInfo(media: packet.media == .video ? .video : .audio, time: packet.time,
                               isKeyframe: packet.isKeyframe, byteCount: packet.byteCount)
-        lock.withLock {
-            while blocksWhenFull, !queue.hasRoom(for: info), !shuttingDown { lock.wait() }
-            received += 1
-            queue.append(info, QueuedPacket(packet: packet, parameters: parameters))
-            lock.broadcast()
+        let blocksWhenFull = blocksWhenFull
+        shared.withLock(waitingUntil: { !blocksWhenFull || $0.queue.hasRoom(for: info) || $0.shuttingDown }) { shared in
+            shared.received += 1
+            shared.queue.append(info, QueuedPacket(packet: packet, parameters: parameters))
         }
+        shared.wakeWaiters()
     }
 
     public func encoderOpened(_ media: EncodedPacket.Media, parameters: StreamParameters) {
@@ -224,48 +247,48 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     }
 
     private func post(_ control: Control) {
-        lock.withLock {
-            controls.append((received, control))
-            lock.broadcast()
-        }
+        shared.withLock { $0.controls.append(($0.received, control)) }
+        shared.wakeWaiters()
     }
 
     // MARK: Output thread
 
-    private enum Work {
+    fileprivate enum Work {
         case packet(QueuedPacket)
         case control(Control)
     }
 
     /// The next packet or control event in the order they were handed over.
-    private func next(timeout: Double) -> (Work?, stop: Bool) {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        return lock.withLock { () -> (Work?, Bool) in
-            while true {
-                beats &+= 1
-                let consumed = taken + queue.droppedPackets
-                if let first = controls.first, first.after <= consumed {
-                    controls.removeFirst()
-                    return (.control(first.event), false)
-                }
-                if let item = queue.popFirst() {
-                    taken += 1
-                    if blocksWhenFull { lock.broadcast() }
-                    return (.packet(item.payload), false)
-                }
-                if shuttingDown && machine.state == .idle { return (nil, true) }
-                if !lock.wait(until: deadline) { return (nil, false) }
+    fileprivate func next(timeout: Double) -> (Work?, stop: Bool) {
+        let (work, stop) = shared.withLock(waitingUntil: { $0.hasWork },
+                                           deadline: Date(timeIntervalSinceNow: timeout)) { shared -> (Work?, Bool) in
+            shared.beats &+= 1
+            let consumed = shared.taken + shared.queue.droppedPackets
+            if let first = shared.controls.first, first.after <= consumed {
+                shared.controls.removeFirst()
+                return (.control(first.event), false)
             }
+            if let item = shared.queue.popFirst() {
+                shared.taken += 1
+                return (.packet(item.payload), false)
+            }
+            return (nil, shared.shuttingDown && shared.machine.state == .idle)
         }
+        // The encoder may be waiting for room (a file replayed fast).
+        if blocksWhenFull, case .packet? = work { shared.wakeWaiters() }
+        return (work, stop)
     }
+}
 
-    private func run() {
+extension RecordingOutput.OutputThread {
+    mutating func run() {
         while true {
-            let (work, stop) = next(timeout: 0.05)
+            let (work, stop) = output.next(timeout: 0.05)
             if stop { break }
-            let (start, stopRequest) = lock.withLock { () -> (PendingStart?, (point: StopPoint, time: MonotonicInstant)?) in
-                defer { pendingStart = nil; pendingStop = nil }
-                return (pendingStart, pendingStop)
+            let (start, stopRequest) = shared.withLock {
+                shared -> (RecordingOutput.PendingStart?, (point: StopPoint, time: MonotonicInstant)?) in
+                defer { shared.pendingStart = nil; shared.pendingStop = nil }
+                return (shared.pendingStart, shared.pendingStop)
             }
             if let start { beginRecording(start) }
             if let stopRequest { beginStop(stopRequest.point, at: stopRequest.time) }
@@ -285,7 +308,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         if let retiring { abandon(retiring, reason: "shutdown") }
     }
 
-    private func beginRecording(_ start: PendingStart) {
+    private mutating func beginRecording(_ start: RecordingOutput.PendingStart) {
         requestedStart = start.time
         recordingLimit = start.limit
         recordingStart = nil
@@ -301,7 +324,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
 
     /// Opens the recording at the ring's keyframe at or before `time` and writes what the
     /// ring holds from there; live packets continue after the last one written.
-    private func beginFromRing(_ ring: PreEventRing, at time: MonotonicInstant) {
+    private mutating func beginFromRing(_ ring: PreEventRing, at time: MonotonicInstant) {
         let packets = ring.packets(from: time)
         let opener = packets.first { kind == .audio ? $0.packet.media == .audio : ($0.packet.media == .video && $0.packet.isKeyframe) }
         guard let opener else { return }   // nothing held yet: begin at the next frame
@@ -317,7 +340,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
 
     // MARK: Packets
 
-    private func handleVideo(_ packet: EncodedPacket, _ parameters: StreamParameters) {
+    private mutating func handleVideo(_ packet: EncodedPacket, _ parameters: StreamParameters) {
         guard kind == .video else { return }
         if let through = replayedThrough.video, packet.time <= through { return }   // written from the ring
         videoComplete = false
@@ -358,7 +381,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         write(packet, parameters, to: current)
     }
 
-    private func handleAudio(_ packet: EncodedPacket, _ parameters: StreamParameters) {
+    private mutating func handleAudio(_ packet: EncodedPacket, _ parameters: StreamParameters) {
         lastAudioParameters = parameters
         if let through = replayedThrough.audio, packet.time <= through { return }   // written from the ring
         audioComplete = false
@@ -391,7 +414,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         write(packet, parameters, to: current)
     }
 
-    private func write(_ packet: EncodedPacket, _ parameters: StreamParameters, to segment: Segment) {
+    private mutating func write(_ packet: EncodedPacket, _ parameters: StreamParameters, to segment: Segment) {
         do {
             try segment.write(packet, parameters)
         } catch {
@@ -401,7 +424,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
 
     // MARK: Controls
 
-    private func handle(_ control: Control) {
+    private mutating func handle(_ control: RecordingOutput.Control) {
         switch control {
         case .opened(let media, let parameters):
             if media == .audio { lastAudioParameters = parameters }
@@ -448,7 +471,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
 
     // MARK: Segments
 
-    private func openFirstSegment(at start: MonotonicInstant, videoParameters: StreamParameters?) {
+    private mutating func openFirstSegment(at start: MonotonicInstant, videoParameters: StreamParameters?) {
         do {
             active = try makeSegment(at: start, videoParameters: videoParameters)
             recordingStart = start
@@ -471,7 +494,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     }
 
     /// A time cut lands exactly on a keyframe the encoder is asked for in advance.
-    private func askForTheSegmentCut() {
+    private mutating func askForTheSegmentCut() {
         guard kind != .audio, let segment = active, let seconds = settings.segmentPolicy.maximumSeconds else { return }
         requestKeyframe(segment.start.advanced(byNanoseconds: Int64(seconds * 1e9)))
     }
@@ -479,7 +502,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     /// Ends the active segment at `time` and continues in a new one from the packet at
     /// `time`: the old one keeps taking packets captured before `time` (sound arrives a
     /// little after the keyframe), so nothing is lost or repeated.
-    private func rotateSegment(at time: MonotonicInstant, videoParameters: StreamParameters?) {
+    private mutating func rotateSegment(at time: MonotonicInstant, videoParameters: StreamParameters?) {
         guard let old = active else { return }
         if let retiring { finish(retiring) }
         old.end = time
@@ -503,7 +526,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         }
     }
 
-    private func makeSegment(at start: MonotonicInstant, videoParameters: StreamParameters?) throws(RecorderError) -> Segment {
+    private mutating func makeSegment(at start: MonotonicInstant, videoParameters: StreamParameters?) throws(RecorderError) -> Segment {
         try files.prepare()
         // The frame was captured a little before now; name the file by its capture time.
         let age = Double(clock.now().nanoseconds(since: start)) / 1e9
@@ -519,7 +542,8 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
                 let writer = try PacketFileWriter(path: temp, video: kind == .audio ? nil : videoParameters,
                                                   audio: audioParameters, metadata: metadata,
                                                   syncInterval: settings.syncInterval, start: start)
-                lock.withLock { published.currentFile = settings.layout.finalPath(kind, local) }
+                let current = settings.layout.finalPath(kind, local)
+                shared.withLock { $0.published.currentFile = current }
                 return Segment(writer: writer, kind: kind, tempPath: temp, localStart: local, start: start,
                                videoParameters: videoParameters, hasAudio: audioParameters != nil)
             } catch where error.code == .io && serial < 100 && FileManager.default.fileExists(atPath: temp) {
@@ -531,14 +555,14 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     }
 
     /// Ends the recording at exactly start + limit once `time` has reached it.
-    private func reachedLimit(at time: MonotonicInstant) -> Bool {
+    private mutating func reachedLimit(at time: MonotonicInstant) -> Bool {
         guard let recordingLimit, let recordingStart, let segment = active,
               time.seconds(since: recordingStart) >= recordingLimit - 0.001 else { return false }
         self.recordingLimit = nil
         let end = recordingStart.advanced(byNanoseconds: Int64(recordingLimit * 1e9))
-        let stopped = lock.withLock { (try? machine.apply(.stop)) != nil }
+        let stopped = shared.withLock { (try? $0.machine.apply(.stop)) != nil }
         guard stopped else { return false }
-        lock.withLock { published.state = machine.state }
+        shared.withLock { $0.published.state = $0.machine.state }
         onEvent(.stateChanged(.stopping))
         stopTime = end
         segment.end = end
@@ -550,18 +574,18 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     /// Every 2 s while recording: below the hard floor the file is finished at once, so
     /// that it stays playable instead of being cut off by a full disk. The check only
     /// reads the storage guard's last answer (the guard measures on its own thread).
-    private func checkStorageWhileRecording() {
+    private mutating func checkStorageWhileRecording() {
         guard let check = settings.storageCheck, let segment = active else { return }
         let now = clock.now()
         if let last = lastStorageCheck, now.nanoseconds(since: last) < 2_000_000_000 { return }
         lastStorageCheck = now
         guard case .stopRecording(let message) = check(true) else { return }
-        let stopped = lock.withLock { (try? machine.apply(.stop)) != nil }
+        let stopped = shared.withLock { (try? $0.machine.apply(.stop)) != nil }
         guard stopped else { return }
         logger.error("\(message)")
-        lock.withLock {
-            published.state = machine.state
-            published.lastError = message
+        shared.withLock {
+            $0.published.state = $0.machine.state
+            $0.published.lastError = message
         }
         onEvent(.stateChanged(.stopping))
         onEvent(.failed(RecorderError(.diskFull, message)))
@@ -571,7 +595,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         retire(segment)
     }
 
-    private func beginStop(_ point: StopPoint, at time: MonotonicInstant) {
+    private mutating func beginStop(_ point: StopPoint, at time: MonotonicInstant) {
         guard let segment = active else {
             if retiring == nil {
                 // Stopped before the first frame arrived: nothing was written.
@@ -604,7 +628,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         }
     }
 
-    private func retire(_ segment: Segment) {
+    private mutating func retire(_ segment: Segment) {
         if let retiring, retiring !== segment { finish(retiring) }
         retiring = segment
         if active === segment { active = nil }
@@ -612,7 +636,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
 
     /// Finishes a retiring segment once its video and sound have reached its end (or
     /// the encoder stalled, or there is none).
-    private func finishRetiringIfDone() {
+    private mutating func finishRetiringIfDone() {
         if let segment = retiring {
             let videoDone = segment.kind == .audio || segment.videoParameters == nil || segment.videoReachedEnd || videoComplete
             let audioDone = !segment.hasAudio || segment.audioReachedEnd || audioComplete
@@ -629,7 +653,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     }
 
     /// Writes the trailer, moves the file into the library and reports it.
-    private func finish(_ segment: Segment) {
+    private mutating func finish(_ segment: Segment) {
         let seconds = segment.writer.secondsWritten
         do {
             try segment.writer.finish()
@@ -637,7 +661,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
             let bytes = segment.writer.bytesWritten
             finishedBytes += bytes
             finishedSeconds += seconds
-            lock.withLock { published.finishedFiles.append(path) }
+            shared.withLock { $0.published.finishedFiles.append(path) }
             drawWaveform(for: path)
             logger.info("finished \(path) (\(String(format: "%.1f", seconds)) s, \(bytes) bytes)")
             onEvent(.fileFinished(path: path, seconds: seconds, bytes: bytes))
@@ -651,7 +675,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
     }
 
     /// Every audio recording gets a waveform PNG beside it.
-    private func drawWaveform(for path: String) {
+    private mutating func drawWaveform(for path: String) {
         guard path.hasSuffix(".m4a") else { return }
         let picture = String(path.dropLast(".m4a".count)) + ".png"
         waveformQueue.async { [logger] in
@@ -665,7 +689,7 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
 
     /// A writer failed (disk full, encoder error): end the recording, keep what was
     /// written, and report it.
-    private func fail(_ segment: Segment, _ error: MediaError) {
+    private mutating func fail(_ segment: Segment, _ error: MediaError) {
         let recorderError = RecorderError(error)
         logger.error("recording failed: \(error)")
         segment.writer.abandon()
@@ -681,46 +705,48 @@ public final class RecordingOutput: PacketOutput, @unchecked Sendable {
         onEvent(.failed(recorderError))
     }
 
-    private func abandon(_ segment: Segment, reason: String) {
+    private mutating func abandon(_ segment: Segment, reason: String) {
         segment.writer.abandon()
         salvage(segment, after: RecorderError(.writerFailed, reason))
     }
 
     /// Makes what reached the disk playable and puts it in the library; never leaves a
     /// half-written file there.
-    private func salvage(_ segment: Segment, after error: RecorderError) {
+    private mutating func salvage(_ segment: Segment, after error: RecorderError) {
         segment.writer.abandon()
         let salvager = IncomingSalvage(files: files, logger: logger)
         if let path = salvager.salvage(tempPath: segment.tempPath, kind: segment.kind, time: segment.localStart) {
-            lock.withLock { published.finishedFiles.append(path) }
+            shared.withLock { $0.published.finishedFiles.append(path) }
             onEvent(.fileFinished(path: path, seconds: segment.writer.secondsWritten, bytes: segment.writer.bytesWritten))
         }
-        lock.withLock { published.lastError = error.description }
+        let message = error.description
+        shared.withLock { $0.published.lastError = message }
     }
 
-    private func transition(_ event: RecordingEvent, error: String? = nil) {
-        let state = lock.withLock { () -> RecordingState? in
-            guard (try? machine.apply(event)) != nil else { return nil }
-            published.state = machine.state
-            if let error { published.lastError = error }
-            if machine.state == .idle { published.currentFile = nil }
-            return machine.state
+    private mutating func transition(_ event: RecordingEvent, error: String? = nil) {
+        let state = shared.withLock { shared -> RecordingState? in
+            guard (try? shared.machine.apply(event)) != nil else { return nil }
+            shared.published.state = shared.machine.state
+            if let error { shared.published.lastError = error }
+            if shared.machine.state == .idle { shared.published.currentFile = nil }
+            return shared.machine.state
         }
         if let state { onEvent(.stateChanged(state)) }
     }
 
-    private func publishProgress() {
+    private mutating func publishProgress() {
         let segment = active ?? retiring
         let bytes = finishedBytes + (active?.writer.bytesWritten ?? 0) + (retiring?.writer.bytesWritten ?? 0)
         let seconds = finishedSeconds + (active?.writer.secondsWritten ?? 0) + (retiring?.writer.secondsWritten ?? 0)
         let frames = active?.videoFrames ?? 0
-        lock.withLock {
-            published.segmentIndex = segmentIndex
-            if segment != nil || machine.state == .idle {
-                published.bytesWritten = bytes
-                published.secondsWritten = seconds
+        let segmentIndex = segmentIndex, writing = segment != nil
+        shared.withLock { shared in
+            shared.published.segmentIndex = segmentIndex
+            if writing || shared.machine.state == .idle {
+                shared.published.bytesWritten = bytes
+                shared.published.secondsWritten = seconds
             }
-            published.videoFramesWritten = frames
+            shared.published.videoFramesWritten = frames
         }
     }
 }

@@ -8,7 +8,7 @@ import Logging
 /// capture thread, never the encoder's) and saved in the library. The frame is taken by
 /// reference. Requests are bounded and each fails by its deadline when no frame comes
 /// (a lost camera), so nothing piles up.
-public final class StillBranch: CaptureBranch, @unchecked Sendable {
+public final class StillBranch: CaptureBranch, Sendable {
     /// Requests waiting for a frame, at most: every waiter gets the same next frame, so
     /// more would only pile up while no frame comes.
     public static let maximumWaiters = 8
@@ -19,10 +19,13 @@ public final class StillBranch: CaptureBranch, @unchecked Sendable {
     private let onSaved: @Sendable (String) -> Void
     private let queue = DispatchQueue(label: "kioskcam.stills", qos: .userInitiated)
     private let clock: MonotonicClock
-    private let lock = Lock()
-    private var waiters: [Waiter] = []     // guarded by `lock`
-    private var encoder: JPEGEncoder?      // owned by `queue`
-    private var sequence = 0
+    private struct State {
+        var waiters: [Waiter] = []
+        var sequence = 0
+    }
+    private let state = Locked(State())
+    /// Used on `queue` only, so its lock is never contended; kept for the next still.
+    private let encoder = Locked<JPEGEncoder?>(nil)
 
     private struct Waiter {
         var id: Int
@@ -47,11 +50,11 @@ public final class StillBranch: CaptureBranch, @unchecked Sendable {
     public func request(timeout: Double, _ completion: @escaping @Sendable (Result<String, RecorderError>) -> Void) {
         let seconds = max(0, min(timeout, 3600))
         let deadline = clock.now().advanced(byNanoseconds: Int64(seconds * 1e9))
-        let id = lock.withLock { () -> Int? in
-            guard waiters.count < Self.maximumWaiters else { return nil }
-            sequence += 1
-            waiters.append(Waiter(id: sequence, deadline: deadline, completion: completion))
-            return sequence
+        let id = state.withLock { state -> Int? in
+            guard state.waiters.count < Self.maximumWaiters else { return nil }
+            state.sequence += 1
+            state.waiters.append(Waiter(id: state.sequence, deadline: deadline, completion: completion))
+            return state.sequence
         }
         guard let id else {
             completion(.failure(RecorderError(.snapshotFailed, "\(Self.maximumWaiters) stills are already waiting for a frame from the camera; try again once they are taken")))
@@ -62,16 +65,16 @@ public final class StillBranch: CaptureBranch, @unchecked Sendable {
 
     /// A request nobody answered by its deadline fails with a clear message.
     private func expire(_ id: Int) {
-        let expired = lock.withLock { () -> Waiter? in
-            guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return waiters.remove(at: index)
+        let expired = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
         }
         expired?.completion(.failure(RecorderError(.snapshotFailed, "no frame came from the camera in time; check the camera (kioskcam status, kioskcam probe)")))
     }
 
     /// Fails every waiting request (shutdown).
     public func failAll(_ reason: String) {
-        let all = lock.withLock { () -> [Waiter] in defer { waiters.removeAll() }; return waiters }
+        let all = state.withLock { state -> [Waiter] in defer { state.waiters.removeAll() }; return state.waiters }
         for waiter in all { waiter.completion(.failure(RecorderError(.snapshotFailed, reason))) }
     }
 
@@ -79,10 +82,10 @@ public final class StillBranch: CaptureBranch, @unchecked Sendable {
     public func drain() { queue.sync {} }
 
     public func take(_ frame: VideoFrame) {
-        let answered = lock.withLock { () -> [Waiter] in
-            guard !waiters.isEmpty else { return [] }
-            defer { waiters.removeAll() }
-            return waiters
+        let answered = state.withLock { state -> [Waiter] in
+            guard !state.waiters.isEmpty else { return [] }
+            defer { state.waiters.removeAll() }
+            return state.waiters
         }
         guard !answered.isEmpty else { return }
         // The frame's buffer is held until the JPEG is made: no copy.
@@ -95,14 +98,17 @@ public final class StillBranch: CaptureBranch, @unchecked Sendable {
     private func save(_ frame: VideoFrame) -> Result<String, RecorderError> {
         defer { frame.buffer.doneReading() }
         do {
-            let encoder: JPEGEncoder
-            if let existing = self.encoder, existing.input == frame.format {
-                encoder = existing
-            } else {
-                encoder = try JPEGEncoder(input: frame.format, quality: quality)
-                self.encoder = encoder
+            let quality = quality
+            let bytes = try encoder.withLock { cached -> [UInt8] in
+                let encoder: JPEGEncoder
+                if let existing = cached, existing.input == frame.format {
+                    encoder = existing
+                } else {
+                    encoder = try JPEGEncoder(input: frame.format, quality: quality)
+                    cached = encoder
+                }
+                return try encoder.encode(frame.buffer.bytes)
             }
-            let bytes = try encoder.encode(frame.buffer.bytes)
             let path = try files.writeFile(bytes, kind: .photo, time: LocalTimestamp(Date()))
             logger.info("snapshot \(path)")
             onSaved(path)

@@ -10,7 +10,7 @@ import Logging
 /// holds up the encoder or the recording, and never grows memory — whole GOPs are dropped
 /// and counted. A lost destination is reconnected with backoff (1 s, doubling to 30 s);
 /// after a reconnect the stream starts again at a keyframe.
-public final class StreamOutput: PacketOutput, @unchecked Sendable {
+public final class StreamOutput: PacketOutput, Sendable {
     public enum State: String, Sendable { case stopped, connecting, live, reconnecting }
 
     public struct Status: Sendable, Equatable {
@@ -27,17 +27,19 @@ public final class StreamOutput: PacketOutput, @unchecked Sendable {
     public let url: String
     private let logger: Logger
     private let clock: MonotonicClock
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var queue: GOPQueue<(EncodedPacket, StreamParameters)>
-    private var published: Status
-    private var running = false
-    private var stopRequested = false
-    private var videoParameters: StreamParameters?
-    private var audioParameters: StreamParameters?
-    private var writer: PacketStreamWriter?
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    private struct Shared {
+        var queue: GOPQueue<(EncodedPacket, StreamParameters)>
+        var published: Status
+        var running = false
+        var stopRequested = false
+        var videoParameters: StreamParameters?
+        var audioParameters: StreamParameters?
+        /// Cancels the open writer's blocking network call (`stop()` after its grace time).
+        var cancelWriter: (@Sendable () -> Void)?
+    }
+    /// The stream thread waits in it for packets, and for `stop()` between attempts.
+    private let shared: Locked<Shared>
+    private let thread = ThreadGroup()
     private let wantsAudio: Bool
 
     /// - Parameters:
@@ -49,80 +51,73 @@ public final class StreamOutput: PacketOutput, @unchecked Sendable {
         self.clock = clock
         self.logger = logger
         wantsAudio = audio
-        queue = GOPQueue(byteLimit: queueBytes)
-        published = Status(destination: PacketStreamWriter.redacted(url))
+        shared = Locked(Shared(queue: GOPQueue(byteLimit: queueBytes), published: Status(destination: PacketStreamWriter.redacted(url))))
     }
 
     public var status: Status {
-        lock.withLock {
-            var status = published
-            status.droppedGOPs = queue.droppedGOPs
-            status.droppedPackets = queue.droppedPackets
+        shared.withLock {
+            var status = $0.published
+            status.droppedGOPs = $0.queue.droppedGOPs
+            status.droppedPackets = $0.queue.droppedPackets
             return status
         }
     }
 
     public var demand: EncoderDemand {
-        guard lock.withLock({ running }) else { return .none }
+        guard shared.withLock({ $0.running }) else { return .none }
         return wantsAudio ? [.video, .audio] : .video
     }
 
     /// Starts streaming (on its own thread; returns at once).
     public func start() {
-        lock.withLock {
-            guard !running else { return }
-            running = true
-            stopRequested = false
-            published.state = .connecting
-            let thread = Thread { [self] in
-                run()
-                finished.signal()
-            }
-            thread.name = "kioskcam.stream"
-            self.thread = thread
-            thread.start()
+        shared.withLock { shared in
+            guard !shared.running else { return }
+            shared.running = true
+            shared.stopRequested = false
+            shared.published.state = .connecting
+            thread.start(name: "kioskcam.stream") { [self] in run() }
         }
     }
 
     /// Stops streaming and waits for the thread (a blocked network call is cancelled).
     /// Blocking.
     public func stop() {
-        let wasRunning = lock.withLock { () -> Bool in
-            guard running, !stopRequested else { return false }
-            stopRequested = true
-            lock.broadcast()
+        let wasRunning = shared.withLock { shared -> Bool in
+            guard shared.running, !shared.stopRequested else { return false }
+            shared.stopRequested = true
             return true
         }
         guard wasRunning else { return }
+        shared.wakeWaiters()
         // A graceful end first (an HLS playlist gets its last entries); a network call
         // that does not return in time is cancelled.
-        if finished.wait(timeout: .now() + 3) == .timedOut {
-            lock.withLock { writer?.cancel() }
-            finished.wait()
+        if !thread.wait(timeout: 3) {
+            shared.withLock { $0.cancelWriter }?()
+            thread.wait()
         }
-        lock.withLock {
-            running = false
-            thread = nil
-            queue.removeAll()
-            published.state = .stopped
+        shared.withLock { shared in
+            shared.running = false
+            shared.queue.removeAll()
+            shared.published.state = .stopped
         }
     }
 
     // MARK: PacketOutput (encoder thread)
 
     public func encoderOpened(_ media: EncodedPacket.Media, parameters: StreamParameters) {
-        lock.withLock { if media == .audio { audioParameters = parameters } }
+        shared.withLock { if media == .audio { $0.audioParameters = parameters } }
     }
 
     public func receive(_ packet: EncodedPacket, parameters: StreamParameters) {
         let info = PacketInfo(media: packet.media == .video ? .video : .audio, time: packet.time,
                               isKeyframe: packet.isKeyframe, byteCount: packet.byteCount)
-        lock.withLock {
-            guard running, !stopRequested else { return }
-            if packet.media == .video { videoParameters = parameters } else { audioParameters = parameters }
-            queue.append(info, (packet, parameters))
-            lock.broadcast()
+        let queued = shared.withLock { shared -> Bool in
+            guard shared.running, !shared.stopRequested else { return false }
+            if packet.media == .video { shared.videoParameters = parameters } else { shared.audioParameters = parameters }
+            shared.queue.append(info, (packet, parameters))
+            return true
         }
+        if queued { shared.wakeWaiters() }
     }
 
     public func encoderDrained(_ media: EncodedPacket.Media, endOfInput: Bool) {}
@@ -132,30 +127,32 @@ public final class StreamOutput: PacketOutput, @unchecked Sendable {
 
     private func run() {
         var backoff = 1.0
-        while !lock.withLock({ stopRequested }) {
+        while !shared.withLock({ $0.stopRequested }) {
             // Wait for a keyframe to begin at, with the video's SPS/PPS known.
             guard let first = nextKeyframe() else { break }
-            let (video, audio) = lock.withLock { (videoParameters, wantsAudio ? audioParameters : nil) }
+            let wantsAudio = wantsAudio
+            let (video, audio) = shared.withLock { ($0.videoParameters, wantsAudio ? $0.audioParameters : nil) }
             do {
                 let writer = try PacketStreamWriter(url: url, video: video, audio: audio, start: first.time)
-                lock.withLock {
-                    self.writer = writer
-                    published.state = .live
-                    published.connects += 1
-                    published.lastError = nil
+                let cancel = writer.cancellation
+                shared.withLock { shared in
+                    shared.cancelWriter = cancel
+                    shared.published.state = .live
+                    shared.published.connects += 1
+                    shared.published.lastError = nil
                 }
                 logger.notice("stream: live to \(PacketStreamWriter.redacted(url))")
                 backoff = 1
                 try writer.write(first)
                 try pump(writer)
                 writer.finish()
-                lock.withLock { self.writer = nil }
+                shared.withLock { $0.cancelWriter = nil }
             } catch {
-                let stopping = lock.withLock { () -> Bool in
-                    writer = nil
-                    published.lastError = error.description
-                    published.state = stopRequested ? .stopped : .reconnecting
-                    return stopRequested
+                let stopping = shared.withLock { shared -> Bool in
+                    shared.cancelWriter = nil
+                    shared.published.lastError = error.description
+                    shared.published.state = shared.stopRequested ? .stopped : .reconnecting
+                    return shared.stopRequested
                 }
                 if stopping { break }
                 logger.warning("stream: \(error); trying again in \(Int(backoff)) s")
@@ -167,45 +164,48 @@ public final class StreamOutput: PacketOutput, @unchecked Sendable {
 
     /// Drops queued packets up to the next video keyframe and returns it; nil when stopping.
     private func nextKeyframe() -> EncodedPacket? {
-        lock.withLock { () -> EncodedPacket? in
-            while !stopRequested {
-                while let item = queue.popFirst() {
+        while true {
+            // nil: none yet, look again; .some(nil): stopping.
+            let found = shared.withLock(waitingUntil: { $0.stopRequested || !$0.queue.isEmpty },
+                                        deadline: Date(timeIntervalSinceNow: 0.5)) { shared -> EncodedPacket?? in
+                if shared.stopRequested { return .some(nil) }
+                while let item = shared.queue.popFirst() {
                     if item.payload.0.media == .video, item.payload.0.isKeyframe, item.payload.1.hasExtradata {
                         return item.payload.0
                     }
                 }
-                _ = lock.wait(until: Date(timeIntervalSinceNow: 0.5))
+                return nil
             }
-            return nil
+            if let found { return found }
         }
     }
 
     /// Sends packets until stopped; throws when the destination fails.
     private func pump(_ writer: PacketStreamWriter) throws(MediaError) {
         while let (packet, parameters) = nextPacket() {
-            if packet.media == .video, let video = lock.withLock({ videoParameters }), !parameters.sameSetup(as: video) {
+            if packet.media == .video, let video = shared.withLock({ $0.videoParameters }), !parameters.sameSetup(as: video) {
                 throw MediaError(.muxer, operation: "stream", detail: "the camera's format changed; starting the stream again")
             }
             try writer.write(packet)
-            lock.withLock { published.bytesSent = writer.bytesSent }
+            let sent = writer.bytesSent
+            shared.withLock { $0.published.bytesSent = sent }
         }
     }
 
     /// The next queued packet, waiting for one; nil once stopping.
     private func nextPacket() -> (EncodedPacket, StreamParameters)? {
-        lock.withLock {
-            while !stopRequested {
-                if let item = queue.popFirst() { return item.payload }
-                _ = lock.wait(until: Date(timeIntervalSinceNow: 0.5))
+        while true {
+            // nil: none yet, look again; .some(nil): stopping.
+            let next = shared.withLock(waitingUntil: { $0.stopRequested || !$0.queue.isEmpty },
+                                       deadline: Date(timeIntervalSinceNow: 0.5)) { shared -> (EncodedPacket, StreamParameters)?? in
+                if shared.stopRequested { return .some(nil) }
+                return shared.queue.popFirst().map { .some($0.payload) }
             }
-            return nil
+            if let next { return next }
         }
     }
 
     private func waitForStop(seconds: Double) {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        lock.withLock {
-            while !stopRequested, lock.wait(until: deadline) {}
-        }
+        shared.withLock(waitingUntil: { $0.stopRequested }, deadline: Date(timeIntervalSinceNow: seconds)) { _ in }
     }
 }
