@@ -137,7 +137,7 @@ public struct ControlClient: Sendable {
 
 /// An open event subscription. `next()` blocks until the next event; `cancel()` (from
 /// any thread) ends it; the owner calls `close()`.
-public final class ControlSubscription: @unchecked Sendable {
+public final class ControlSubscription: Sendable {
     private let connection: LineConnection
 
     init(_ connection: LineConnection) { self.connection = connection }
@@ -164,14 +164,19 @@ public final class ControlSubscription: @unchecked Sendable {
 }
 
 /// A connected socket that reads and writes whole lines.
-final class LineConnection: @unchecked Sendable {
+final class LineConnection: Sendable {
     let path: String
-    private let lock = Lock()
-    private var fd: Int32
-    private var buffer: [UInt8] = []
+    private struct State {
+        var fd: Int32
+        /// Received bytes not yet read as lines.
+        var buffer: [UInt8] = []
+        var receiveTimeout: Double
+    }
+    private let state: Locked<State>
 
     init(path: String, group: String, receiveTimeout: Double) throws(ControlClientError) {
         self.path = path
+        let fd: Int32
         do {
             fd = try UnixSocket.makeSocket()
         } catch {
@@ -190,17 +195,22 @@ final class LineConnection: @unchecked Sendable {
         }
         UnixSocket.setTimeout(fd, option: SO_RCVTIMEO, seconds: receiveTimeout)
         UnixSocket.setTimeout(fd, option: SO_SNDTIMEO, seconds: receiveTimeout)
-        self.receiveTimeout = receiveTimeout
+        state = Locked(State(fd: fd, receiveTimeout: receiveTimeout))
     }
 
-    private var receiveTimeout: Double
+    /// The socket; -1 once closed.
+    private var fd: Int32 { state.withLock { $0.fd } }
 
     func setReceiveTimeout(_ seconds: Double) {
-        receiveTimeout = seconds
+        let fd = state.withLock { state in
+            state.receiveTimeout = seconds
+            return state.fd
+        }
         UnixSocket.setTimeout(fd, option: SO_RCVTIMEO, seconds: seconds)
     }
 
     func write(_ line: String) throws(ControlClientError) {
+        let fd = fd
         do {
             try UnixSocket.sendAll(fd, Array((line + "\n").utf8))
         } catch {
@@ -212,21 +222,30 @@ final class LineConnection: @unchecked Sendable {
     /// The next line from the daemon, parsed.
     func readLine() throws(ControlClientError) -> ControlServerLine {
         while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = buffer[..<newline]
-                defer { buffer.removeFirst(newline + 1) }
+            let (line, buffered, fd, receiveTimeout) = state.withLock { state -> ([UInt8]?, Int, Int32, Double) in
+                guard let newline = state.buffer.firstIndex(of: UInt8(ascii: "\n")) else {
+                    return (nil, state.buffer.count, state.fd, state.receiveTimeout)
+                }
+                defer { state.buffer.removeFirst(newline + 1) }
+                return (Array(state.buffer[..<newline]), 0, state.fd, state.receiveTimeout)
+            }
+            if let line {
                 do {
-                    return try ControlServerLine.parse(line)
+                    return try ControlServerLine.parse(line[...])
                 } catch {
                     throw .protocolError("the daemon's answer could not be read: \(error.message)")
                 }
             }
-            guard buffer.count <= ControlClient.maximumLineBytes else {
+            guard buffered <= ControlClient.maximumLineBytes else {
                 throw .protocolError("the daemon sent a line longer than \(ControlClient.maximumLineBytes) bytes")
             }
+            // Received outside the lock: `shutdown()` from another thread must get in to
+            // wake a blocked receive.
+            var received: [UInt8] = []
             let count: Int
             do {
-                count = try UnixSocket.receive(fd, into: &buffer, capacity: 64 * 1024)
+                count = try UnixSocket.receive(fd, into: &received, capacity: 64 * 1024)
+                state.withLock { $0.buffer.append(contentsOf: received) }
             } catch {
                 if error == .resourceTemporarilyUnavailable || error == .wouldBlock {
                     throw .timedOut(socketPath: path, seconds: receiveTimeout)
@@ -239,13 +258,13 @@ final class LineConnection: @unchecked Sendable {
     }
 
     func shutdown() {
-        lock.withLock { if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) } }
+        state.withLock { if $0.fd >= 0 { _ = Glibc.shutdown($0.fd, Int32(SHUT_RDWR)) } }
     }
 
     func close() {
-        lock.withLock {
-            if fd >= 0 { Glibc.close(fd) }
-            fd = -1
+        state.withLock { state in
+            if state.fd >= 0 { Glibc.close(state.fd) }
+            state.fd = -1
         }
     }
 }

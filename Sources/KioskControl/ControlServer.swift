@@ -34,7 +34,7 @@ public struct ControlServerError: Error, CustomStringConvertible, Equatable {
 ///
 /// One owner calls `stop()`, which closes every connection, waits for their threads and
 /// removes the socket file.
-public final class ControlServer: @unchecked Sendable {
+public final class ControlServer: Sendable {
     public struct Options: Sendable {
         public var maxClients = 16
         /// Disconnect a client that sends nothing for this long (subscribers excepted).
@@ -64,13 +64,17 @@ public final class ControlServer: @unchecked Sendable {
     private let handler: any ControlHandler
     private let logger: Logger
     private let listenFD: Int32
-    private let wake: WakeSignal
+    /// Wakes the accept thread from `poll` for `stop()`.
+    private let wake: WakeUpEvent
     private let socketInode: ino_t
-    private let lock = Lock()
-    private var connections: [ObjectIdentifier: ControlConnection] = [:]
-    private var stopped = false
-    private var droppedTotal = 0
-    private let threads = DispatchGroup()
+    private struct State {
+        var connections: [ObjectIdentifier: ControlConnection] = [:]
+        var stopped = false
+        var droppedTotal = 0
+    }
+    private let state = Locked(State())
+    /// The accept thread and one per client; `stop()` waits for all of them.
+    private let threads = ThreadGroup()
 
     /// Binds the socket, applies the group and mode, and starts accepting.
     /// - Parameters:
@@ -120,49 +124,43 @@ public final class ControlServer: @unchecked Sendable {
         mode = Self.applyGroup(group, to: path, logger: logger)
         listenFD = fd
         do {
-            wake = try WakeSignal()
+            wake = try WakeUpEvent()
         } catch {
             close(fd)
             unlink(path)
             throw failure("cannot create an eventfd for the control socket: \(error)")
         }
-        threads.enter()
-        let thread = Thread { [self] in
-            acceptLoop()
-            threads.leave()
-        }
-        thread.name = "control-accept"
-        thread.start()
+        threads.start(name: "control-accept") { [self] in acceptLoop() }
         logger.info("control socket listening", metadata: ["path": "\(path)", "mode": "\(String(mode, radix: 8))"])
     }
 
     /// Sends an event to every client subscribed to its kind. Never blocks.
     public func publish(_ event: ControlEvent) {
         let line = Array((event.line() + "\n").utf8)
-        let targets = lock.withLock { stopped ? [] : Array(connections.values) }
+        let targets = state.withLock { $0.stopped ? [] : Array($0.connections.values) }
         var dropped = 0
         for connection in targets where connection.wants(event.kind) {
             if connection.enqueue(line) { dropped += 1 }
         }
-        if dropped > 0 { lock.withLock { droppedTotal += dropped } }
+        if dropped > 0 { state.withLock { $0.droppedTotal += dropped } }
     }
 
     /// Clients connected now.
-    public var clientCount: Int { lock.withLock { connections.count } }
+    public var clientCount: Int { state.withLock { $0.connections.count } }
 
     /// Clients subscribed to events now.
-    public var subscriberCount: Int { lock.withLock { Array(connections.values) }.filter(\.isSubscribed).count }
+    public var subscriberCount: Int { state.withLock { Array($0.connections.values) }.filter(\.isSubscribed).count }
 
     /// Events dropped for slow subscribers since the server started.
-    public var eventsDroppedTotal: Int { lock.withLock { droppedTotal } }
+    public var eventsDroppedTotal: Int { state.withLock { $0.droppedTotal } }
 
     /// Closes every connection, waits for their threads and removes the socket file.
     /// Safe to call more than once.
     public func stop() {
-        let open: [ControlConnection]? = lock.withLock {
-            guard !stopped else { return nil }
-            stopped = true
-            return Array(connections.values)
+        let open: [ControlConnection]? = state.withLock { state in
+            guard !state.stopped else { return nil }
+            state.stopped = true
+            return Array(state.connections.values)
         }
         guard let open else { return }
         wake.signal()
@@ -175,7 +173,7 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     deinit {
-        if !lock.withLock({ stopped }) {
+        if !state.withLock({ $0.stopped }) {
             logger.error("ControlServer for \(path) was released without stop(): the socket file is left behind")
         }
     }
@@ -186,7 +184,7 @@ public final class ControlServer: @unchecked Sendable {
         defer { close(listenFD) }
         while true {
             let ready = UnixSocket.poll([(listenFD, Int16(POLLIN)), (wake.fd, Int16(POLLIN))], timeout: nil)
-            if lock.withLock({ stopped }) { return }
+            if state.withLock({ $0.stopped }) { return }
             guard ready[0] != 0 else { continue }
             do {
                 admit(try UnixSocket.accept(listenFD))
@@ -210,9 +208,10 @@ public final class ControlServer: @unchecked Sendable {
             logger.warning("control socket: cannot serve a client: \(error)")
             return
         }
-        let (admitted, stopping) = lock.withLock { () -> (Bool, Bool) in
-            guard !stopped, connections.count < options.maxClients else { return (false, stopped) }
-            connections[ObjectIdentifier(connection)] = connection
+        let maxClients = options.maxClients
+        let (admitted, stopping) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopped, state.connections.count < maxClients else { return (false, state.stopped) }
+            state.connections[ObjectIdentifier(connection)] = connection
             return (true, false)
         }
         if stopping {
@@ -227,15 +226,11 @@ public final class ControlServer: @unchecked Sendable {
             logger.warning("control socket: refused a client, \(options.maxClients) already connected")
             return
         }
-        threads.enter()
-        let thread = Thread { [self] in
+        threads.start(name: "control-client") { [self] in
             serve(connection)
-            lock.withLock { _ = connections.removeValue(forKey: ObjectIdentifier(connection)) }
+            state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
             connection.closeDescriptor()
-            threads.leave()
         }
-        thread.name = "control-client"
-        thread.start()
     }
 
     // MARK: One client
@@ -393,47 +388,51 @@ public final class ControlServer: @unchecked Sendable {
     }
 }
 
-/// One client's socket, wake-up signal and event queue. Its thread owns the descriptor.
-final class ControlConnection: @unchecked Sendable {
+/// One client's socket, wake-up event and event queue. Its thread owns the descriptor.
+final class ControlConnection: Sendable {
     let fd: Int32
-    let wake: WakeSignal
-    private let lock = Lock()
+    /// Wakes the client's thread from `poll`: an event to send, or `requestClose()`.
+    let wake: WakeUpEvent
     private let queueLimit: Int
-    private var subscription: Set<ControlEventKind>?? = .none
-    private var queue: [[UInt8]] = []
-    private var dropped = 0
-    private var closing = false
-    private var closed = false
+    private struct State {
+        var subscription: Set<ControlEventKind>?? = .none
+        var queue: [[UInt8]] = []
+        var dropped = 0
+        var closing = false
+        var closed = false
+    }
+    private let state = Locked(State())
 
     init(fd: Int32, queueLimit: Int) throws(Errno) {
         self.fd = fd
         self.queueLimit = max(1, queueLimit)
-        wake = try WakeSignal()
+        wake = try WakeUpEvent()
     }
 
-    var isSubscribed: Bool { lock.withLock { subscription != nil } }
-    var closeRequested: Bool { lock.withLock { closing } }
+    var isSubscribed: Bool { state.withLock { $0.subscription != nil } }
+    var closeRequested: Bool { state.withLock { $0.closing } }
 
     /// Subscribes to `kinds` (nil: all).
-    func subscribe(_ kinds: Set<ControlEventKind>?) { lock.withLock { subscription = .some(kinds) } }
+    func subscribe(_ kinds: Set<ControlEventKind>?) { state.withLock { $0.subscription = .some(kinds) } }
 
     func wants(_ kind: ControlEventKind) -> Bool {
-        lock.withLock {
-            guard case .some(let kinds) = subscription else { return false }
+        state.withLock {
+            guard case .some(let kinds) = $0.subscription else { return false }
             return kinds?.contains(kind) ?? true
         }
     }
 
     /// Queues an event line; returns true when an older one had to be dropped.
     func enqueue(_ line: [UInt8]) -> Bool {
-        let droppedOne = lock.withLock { () -> Bool in
+        let queueLimit = queueLimit
+        let droppedOne = state.withLock { state -> Bool in
             var droppedOne = false
-            if queue.count >= queueLimit {
-                queue.removeFirst()
-                dropped += 1
+            if state.queue.count >= queueLimit {
+                state.queue.removeFirst()
+                state.dropped += 1
                 droppedOne = true
             }
-            queue.append(line)
+            state.queue.append(line)
             return droppedOne
         }
         wake.signal()
@@ -441,23 +440,23 @@ final class ControlConnection: @unchecked Sendable {
     }
 
     func takeEvents() -> (lines: [[UInt8]], dropped: Int) {
-        lock.withLock {
-            defer { queue.removeAll(keepingCapacity: true); dropped = 0 }
-            return (queue, dropped)
+        state.withLock { state in
+            defer { state.queue.removeAll(keepingCapacity: true); state.dropped = 0 }
+            return (state.queue, state.dropped)
         }
     }
 
     /// Asks the client's thread to finish; it closes the descriptor itself.
     func requestClose() {
-        lock.withLock { closing = true }
+        state.withLock { $0.closing = true }
         shutdown(fd, Int32(SHUT_RDWR))
         wake.signal()
     }
 
     func closeDescriptor() {
-        let first = lock.withLock { () -> Bool in
-            defer { closed = true }
-            return !closed
+        let first = state.withLock { state -> Bool in
+            defer { state.closed = true }
+            return !state.closed
         }
         if first { close(fd) }
     }

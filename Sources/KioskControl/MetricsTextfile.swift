@@ -57,41 +57,42 @@ public struct MetricsWriteError: Error, CustomStringConvertible, Equatable {
 /// Rewrites the metrics file every `interval` seconds on its own thread, from a snapshot
 /// the daemon provides. A failing write is logged once (and again when it changes or
 /// recovers), not every few seconds. `stop()` ends the thread and removes the file.
-public final class MetricsTextfileWriter: @unchecked Sendable {
+public final class MetricsTextfileWriter: Sendable {
     public let file: MetricsTextfile
     public let intervalSeconds: Double
-    private let snapshot: @Sendable () -> MetricsSnapshot
-    private let logger: Logger
-    private let lock = Lock()
-    private var lastError: String?   // guarded by `lock`
-    private var thread: RepeatingThread?
+    private let thread: RepeatingThread
+    private let stopped = Locked(false)
 
     /// Starts writing at once, then every `intervalSeconds`.
     public init(path: String, intervalSeconds: Double, logger: Logger, snapshot: @escaping @Sendable () -> MetricsSnapshot) {
-        file = MetricsTextfile(path: path)
+        let file = MetricsTextfile(path: path)
+        self.file = file
         self.intervalSeconds = max(0.05, intervalSeconds)
-        self.snapshot = snapshot
-        self.logger = logger
-        thread = RepeatingThread(name: "kioskcam.metrics", interval: self.intervalSeconds) { [weak self] _ in self?.writeOnce() }
-        thread?.start()
+        // The last write's error, so that a failure is logged once, not every round.
+        let lastError = Locked<String?>(nil)
+        thread = RepeatingThread(name: "kioskcam.metrics", interval: self.intervalSeconds) { _ in
+            Self.writeOnce(file, snapshot(), lastError: lastError, logger: logger)
+        }
+        thread.start()
     }
 
-    private func writeOnce() {
+    private static func writeOnce(_ file: MetricsTextfile, _ snapshot: MetricsSnapshot, lastError: Locked<String?>, logger: Logger) {
         do {
-            try file.write(snapshot())
-            if lock.withLock({ defer { lastError = nil }; return lastError != nil }) {
+            try file.write(snapshot)
+            if lastError.withLock({ last in defer { last = nil }; return last != nil }) {
                 logger.notice("metrics file written again", metadata: ["path": "\(file.path)"])
             }
         } catch {
-            let repeated = lock.withLock { defer { lastError = error.message }; return lastError == error.message }
-            if !repeated { logger.warning("\(error.message)") }
+            let message = error.message
+            let repeated = lastError.withLock { last in defer { last = message }; return last == message }
+            if !repeated { logger.warning("\(message)") }
         }
     }
 
     /// Ends the thread (waiting for a write in progress) and removes the file. Idempotent;
     /// blocking.
     public func stop() {
-        guard let thread = lock.withLock({ () -> RepeatingThread? in defer { self.thread = nil }; return self.thread }) else { return }
+        guard !stopped.withLock({ stopped in defer { stopped = true }; return stopped }) else { return }
         thread.stop()
         file.remove()
     }

@@ -116,38 +116,3 @@ enum UnixSocket {
         return fd
     }
 }
-
-/// A wake-up signal for a thread blocked in `poll`: a non-blocking pipe that `signal()`
-/// makes readable (a full pipe is still readable, so a failed write loses nothing).
-final class WakeSignal: @unchecked Sendable {
-    /// The end to poll.
-    let fd: Int32
-    private let writeFD: Int32
-
-    init() throws(Errno) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw Errno(rawValue: errno) }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        }
-        fd = ends[0]
-        writeFD = ends[1]
-    }
-
-    func signal() {
-        var one: UInt8 = 1
-        _ = write(writeFD, &one, 1)
-    }
-
-    /// Clears the signal after poll reported it.
-    func drain() {
-        var bytes = [UInt8](repeating: 0, count: 256)
-        while read(fd, &bytes, bytes.count) > 0 {}
-    }
-
-    deinit {
-        close(fd)
-        close(writeFD)
-    }
-}

@@ -9,9 +9,8 @@ import KioskCore
 /// later) is used; with a path, that node whenever it exists. A device that goes away
 /// is closed and its contacts released — never an error.
 ///
-/// Use it from one thread (the poll loop); `@unchecked Sendable` only so it can be
-/// handed to that thread.
-public final class TouchPanel: @unchecked Sendable {
+/// Use it from one thread (the poll loop), which makes it: it is not `Sendable`.
+public final class TouchPanel {
     /// One open touch screen.
     public struct DeviceInfo: Sendable, Equatable {
         public var path: String

@@ -16,6 +16,7 @@ import SystemPackage
 /// hands it to the UI thread: the geometry is immutable, only the renderer writes the
 /// pixels, and a reader on another thread (a screenshot) may see a half-drawn frame,
 /// which is what a panel shows too. `close()` must come after the renderer's last draw.
+// @unchecked: it holds the mapping's raw pointers; the geometry never changes (see above).
 public final class Framebuffer: @unchecked Sendable, CustomStringConvertible {
     /// Where the pixels live.
     public enum Backing: Sendable, Equatable {

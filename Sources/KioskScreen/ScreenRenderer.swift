@@ -13,6 +13,7 @@ import KioskMedia
 /// `updatePreview` converts at once, so the caller can recycle the frame's buffer as
 /// soon as it returns; `render` draws whatever picture was converted last. Neither
 /// ever waits for the camera, so capture and encoding are never slowed by the screen.
+// @unchecked: cairo surfaces and the swscale context (C pointers), used only under `lock` (see above).
 public final class ScreenRenderer: @unchecked Sendable {
     public let framebuffer: Framebuffer
     public let mapping: PanelMapping
