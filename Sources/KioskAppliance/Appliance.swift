@@ -53,7 +53,7 @@ public struct ApplianceStatus: Sendable {
 /// Commands may come from any thread (buttons, touch, the control socket); they block
 /// (a start purges the library first when space is low), so never call them from the
 /// Swift concurrency pool or the UI loop.
-public final class Appliance: @unchecked Sendable {
+public final class Appliance: Sendable {
     public let logger: Logger
     public let camera: VideoSource?
     public let microphone: AudioSource?
@@ -72,16 +72,18 @@ public final class Appliance: @unchecked Sendable {
     let cameraAdjuster: CameraAdjuster
     public let usingBuiltInSources: Bool
     private let startedAt = Date()
-    private let configurationBox: ConfigurationBox
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var listeners: [@Sendable (ApplianceEvent) -> Void] = []
-    private var resumeAfterCameraLoss = false
-    private var userWantsRecording = false
-    private var snapshotsTaken = 0
-    private var lastSnapshot: String?
-    private var lastCameraState = ""
-    private var sourcesRunning = false
+    /// The configuration in effect, replaced on SIGHUP.
+    private let currentConfiguration: Locked<Configuration>
+    private struct State {
+        var listeners: [@Sendable (ApplianceEvent) -> Void] = []
+        var resumeAfterCameraLoss = false
+        var userWantsRecording = false
+        var snapshotsTaken = 0
+        var lastSnapshot: String?
+        var lastCameraState = ""
+        var sourcesRunning = false
+    }
+    private let state = Locked(State())
 
     /// Opens the configured sources (falling back to the built-in ones, with a log line)
     /// and salvages whatever a crash left unfinished.
@@ -102,7 +104,7 @@ public final class Appliance: @unchecked Sendable {
     public init(configuration: Configuration, camera: VideoSource, microphone: AudioSource?, version: String,
                 deviceID: String?, logger: Logger) throws {
         self.logger = logger
-        configurationBox = ConfigurationBox(configuration)
+        currentConfiguration = Locked(configuration)
         self.camera = camera
         self.microphone = microphone
         usingBuiltInSources = camera is TestPatternCamera || microphone is ToneMicrophone
@@ -111,8 +113,8 @@ public final class Appliance: @unchecked Sendable {
         }
         var settings = SourceFactory.recorderSettings(configuration, video: camera.format, audio: microphone?.format, version: version)
         if let deviceID { settings.metadata["device_id"] = deviceID }
-        let box = configurationBox
-        storage = StorageGuard(configuration: { box.value }, logger: logger)
+        let current = currentConfiguration
+        storage = StorageGuard(configuration: { current.withLock { $0 } }, logger: logger)
         settings.storageCheck = storage.check
         let relay = EventRelay()
         graph = MediaGraph(settings: settings, previewFramesPerSecond: configuration.screen.previewFramesPerSecond,
@@ -129,19 +131,19 @@ public final class Appliance: @unchecked Sendable {
     /// The graph's threads' heartbeats (the encoder, the file writers), for the watchdog.
     public var encoderHeartbeats: [(name: String, beats: @Sendable () -> UInt64)] { graph.heartbeats }
 
-    public var configuration: Configuration { configurationBox.value }
+    public var configuration: Configuration { currentConfiguration.withLock { $0 } }
 
     /// Adopts settings that can change without a restart (retention, disk guard); the
     /// caller reports the rest as needing a restart.
-    public func adopt(_ configuration: Configuration) { configurationBox.value = configuration }
+    public func adopt(_ configuration: Configuration) { currentConfiguration.withLock { $0 = configuration } }
 
     /// Subscribes to events; called on the thread that produced the event.
     public func onEvent(_ listener: @escaping @Sendable (ApplianceEvent) -> Void) {
-        lock.withLock { listeners.append(listener) }
+        state.withLock { $0.listeners.append(listener) }
     }
 
     func publish(_ event: ApplianceEvent) {
-        let current = lock.withLock { listeners }
+        let current = state.withLock { $0.listeners }
         for listener in current { listener(event) }
     }
 
@@ -155,7 +157,7 @@ public final class Appliance: @unchecked Sendable {
             logger.notice("recorded \(path) (\(String(format: "%.1f", seconds)) s, \(ByteCountText.text(bytes)))")
             publish(.fileFinished(path: path, seconds: seconds, bytes: bytes))
         case .snapshotSaved(let path):
-            lock.withLock { snapshotsTaken += 1; lastSnapshot = path }
+            state.withLock { $0.snapshotsTaken += 1; $0.lastSnapshot = path }
             logger.notice("still saved: \(path)")
             publish(.snapshotSaved(path: path))
         case .failed(let error):
@@ -189,7 +191,7 @@ public final class Appliance: @unchecked Sendable {
     /// Starts the camera and microphone. A microphone that fails is logged and left out;
     /// the camera's supervisor keeps retrying a camera that is gone.
     public func startSources() throws {
-        guard lock.withLock({ !sourcesRunning }) else { return }
+        guard state.withLock({ !$0.sourcesRunning }) else { return }
         if let camera {
             do { try camera.start(into: digitalZoom) } catch { throw ApplianceError("camera \(camera.name): \(error)") }
         }
@@ -200,16 +202,16 @@ public final class Appliance: @unchecked Sendable {
                 logger.error("microphone \(microphone.name) did not start: \(error); recording continues without sound")
             }
         }
-        lock.withLock { sourcesRunning = true }
+        state.withLock { $0.sourcesRunning = true }
         stream?.start()
     }
 
     /// Stops capture (first, on shutdown, so the recorder sees no more input).
     public func stopSources() {
-        guard lock.withLock({ sourcesRunning }) else { return }
+        guard state.withLock({ $0.sourcesRunning }) else { return }
         camera?.stop()
         microphone?.stop()
-        lock.withLock { sourcesRunning = false }
+        state.withLock { $0.sourcesRunning = false }
     }
 
     // MARK: Commands (any thread but the concurrency pool and the UI loop)
@@ -228,8 +230,8 @@ public final class Appliance: @unchecked Sendable {
             }
         }
         switch decision {
-        case .start(.video): lock.withLock { userWantsRecording = true; resumeAfterCameraLoss = false }
-        case .stop: lock.withLock { userWantsRecording = false; resumeAfterCameraLoss = false }
+        case .start(.video): state.withLock { $0.userWantsRecording = true; $0.resumeAfterCameraLoss = false }
+        case .stop: state.withLock { $0.userWantsRecording = false; $0.resumeAfterCameraLoss = false }
         case .start(.audio), .refuse: break
         }
         return decision
@@ -280,14 +282,13 @@ public final class Appliance: @unchecked Sendable {
     /// - Throws: `ApplianceError` when there is no camera picture, too many stills wait,
     ///   or no frame comes within `timeout` seconds.
     public func takeSnapshot(timeout: Double = 5) throws(ApplianceError) -> String {
-        let done = DispatchSemaphore(value: 0)
-        let box = SnapshotBox()
+        let answer = Locked<Result<String, ApplianceError>?>(nil)
         takeSnapshot(timeout: timeout) { result in
-            box.set(result)
-            done.signal()
+            answer.withLock { $0 = result }
+            answer.wakeWaiters()
         }
         // The recorder answers by its deadline; the extra seconds only cover a stuck encoder.
-        guard done.wait(timeout: .now() + timeout + 5) == .success, let result = box.value else {
+        guard let result = answer.withLock(waitingUntil: { $0 != nil }, deadline: Date(timeIntervalSinceNow: timeout + 5), { $0 }) else {
             throw ApplianceError("no frame arrived from the camera within \(Int(timeout)) s; check the camera (kioskcam probe)")
         }
         return try result.get()
@@ -296,7 +297,7 @@ public final class Appliance: @unchecked Sendable {
     /// Why a still cannot be taken now, or nil.
     private var stillProblem: String? {
         guard camera != nil else { return "there is no camera, so there is no picture to take; set [camera] source" }
-        guard lock.withLock({ sourcesRunning }) else { return "the camera has not started yet (see the log); try again in a moment" }
+        guard state.withLock({ $0.sourcesRunning }) else { return "the camera has not started yet (see the log); try again in a moment" }
         if let supervisor = camera as? CameraSupervisor, supervisor.health != .running {
             return "no picture from the camera (\(supervisor.health)); check its cable, or kioskcam probe"
         }
@@ -308,19 +309,19 @@ public final class Appliance: @unchecked Sendable {
     /// Follows the camera's health: a lost camera finishes the recording (kept), and
     /// recording resumes when it is back if the user had not stopped it.
     public func superviseCamera() {
-        let state = cameraState
-        let changed = lock.withLock { () -> Bool in
-            defer { lastCameraState = state }
-            return state != lastCameraState
+        let health = cameraState
+        let changed = state.withLock { state -> Bool in
+            defer { state.lastCameraState = health }
+            return health != state.lastCameraState
         }
-        if changed { publish(.cameraHealth(state)) }
+        if changed { publish(.cameraHealth(health)) }
         guard let supervisor = camera as? CameraSupervisor else { return }
         switch supervisor.health {
         case .lost:
             let videoRecording = owner.activity == RecordingActivity(kind: .video, state: .recording)
-            let mustStop = lock.withLock { () -> Bool in
-                guard userWantsRecording, videoRecording else { return false }
-                resumeAfterCameraLoss = true
+            let mustStop = state.withLock { state -> Bool in
+                guard state.userWantsRecording, videoRecording else { return false }
+                state.resumeAfterCameraLoss = true
                 return true
             }
             if mustStop {
@@ -329,9 +330,9 @@ public final class Appliance: @unchecked Sendable {
                 _ = try? owner.perform(.stop)
             }
         case .running:
-            let resume = lock.withLock { resumeAfterCameraLoss } && owner.activity.state == .idle
+            let resume = state.withLock { $0.resumeAfterCameraLoss } && owner.activity.state == .idle
             if resume {
-                lock.withLock { resumeAfterCameraLoss = false }
+                state.withLock { $0.resumeAfterCameraLoss = false }
                 logger.notice("camera is back: recording again")
                 do { try owner.perform(.start(.video)) } catch { logger.error("could not resume recording: \(error)") }
             }
@@ -343,20 +344,20 @@ public final class Appliance: @unchecked Sendable {
     public var cameraState: String {
         guard let camera else { return "none" }
         if let supervisor = camera as? CameraSupervisor { return supervisor.health.description }
-        return lock.withLock { sourcesRunning } ? "running" : "stopped"
+        return state.withLock { $0.sourcesRunning } ? "running" : "stopped"
     }
 
     public var status: ApplianceStatus {
         let activity = owner.activity
         let recorderStatus = graph.status(of: activity.kind == .audio ? owner.audio ?? owner.video : owner.video)
         let space = Self.space(at: configuration.storage.mediaRoot)
-        let (taken, last) = lock.withLock { (snapshotsTaken, lastSnapshot) }
+        let (taken, last) = state.withLock { ($0.snapshotsTaken, $0.lastSnapshot) }
         let alsa = microphone as? ALSAMicrophone
         let cameraRunning: Bool
         if let supervisor = camera as? CameraSupervisor {
             cameraRunning = supervisor.health == .running
         } else {
-            cameraRunning = camera != nil && lock.withLock { sourcesRunning }
+            cameraRunning = camera != nil && state.withLock { $0.sourcesRunning }
         }
         return ApplianceStatus(
             recorder: recorderStatus,
@@ -364,7 +365,7 @@ public final class Appliance: @unchecked Sendable {
             cameraState: cameraState,
             cameraRunning: cameraRunning,
             microphoneName: microphone?.name ?? "none",
-            microphoneState: microphone == nil ? "none" : (lock.withLock { sourcesRunning } ? "running" : "stopped"),
+            microphoneState: microphone == nil ? "none" : (state.withLock { $0.sourcesRunning } ? "running" : "stopped"),
             microphoneOverruns: alsa?.overruns ?? 0,
             freeBytes: space?.free,
             totalBytes: space?.total,
@@ -394,31 +395,13 @@ public final class Appliance: @unchecked Sendable {
     }
 }
 
-/// The configuration in effect, replaced on SIGHUP.
-final class ConfigurationBox: @unchecked Sendable {
-    private let lock = Lock()
-    private var stored: Configuration
-    init(_ value: Configuration) { stored = value }
-    var value: Configuration {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-}
-
 /// Forwards recorder events to the appliance, which is created after the recorder.
-private final class EventRelay: @unchecked Sendable {
-    private let lock = Lock()
-    private weak var storedTarget: Appliance?
+private final class EventRelay: Sendable {
+    private struct Target { weak var appliance: Appliance? }
+    private let stored = Locked(Target())
     var target: Appliance? {
-        get { lock.withLock { storedTarget } }
-        set { lock.withLock { storedTarget = newValue } }
+        get { stored.withLock { $0.appliance } }
+        set { stored.withLock { $0.appliance = newValue } }
     }
     func forward(_ event: RecorderEvent) { target?.recorderEvent(event) }
-}
-
-private final class SnapshotBox: @unchecked Sendable {
-    private let lock = Lock()
-    private var stored: Result<String, ApplianceError>?
-    func set(_ value: Result<String, ApplianceError>) { lock.withLock { stored = value } }
-    var value: Result<String, ApplianceError>? { lock.withLock { stored } }
 }

@@ -7,13 +7,13 @@ import ServiceLifecycle
 
 /// The whole appliance wired together: the capture and recording core, and around it
 /// the buttons, touch, screen and control socket as services.
-public final class ApplianceDaemon: @unchecked Sendable {
+public final class ApplianceDaemon: Sendable {
     public let appliance: Appliance
     private let runner: ApplianceRunner
     private let logger: Logger
     private let interaction: InteractionLoop?
     private let control: ControlServer?
-    private var metrics: MetricsTextfileWriter?
+    private let metrics: MetricsTextfileWriter?
 
     /// Opens what the configuration names (falling back to built-in devices, and saying
     /// so). A part that cannot open (no screen, no GPIO, socket path unusable) is logged
@@ -81,6 +81,7 @@ public final class ApplianceDaemon: @unchecked Sendable {
             runner.watch("UI loop") { interaction.heartbeat }
         }
         if let control { runner.add(ControlService(server: control)) }
+        var metrics: MetricsTextfileWriter?
         if let path = configuration.control.metricsFile {
             let directory = (path as NSString).deletingLastPathComponent
             if FileManager.default.fileExists(atPath: directory) {
@@ -93,6 +94,7 @@ public final class ApplianceDaemon: @unchecked Sendable {
                 logger.info("metrics: \(directory) does not exist (no node_exporter textfile collector); not writing \(path)")
             }
         }
+        self.metrics = metrics
     }
 
     /// Runs until SIGTERM/SIGINT (or `runFor` seconds).
@@ -109,13 +111,15 @@ public final class ApplianceDaemon: @unchecked Sendable {
 }
 
 /// Running totals for the metrics file, counted from the appliance's events.
-final class MetricsCounters: @unchecked Sendable {
+final class MetricsCounters: Sendable {
     private let appliance: Appliance
-    private let lock = Lock()
-    private var bytesFinished: Int64 = 0
-    private var segments = 0
-    private var recordings = 0
-    private var pinFailures = 0
+    private struct Totals {
+        var bytesFinished: Int64 = 0
+        var segments = 0
+        var recordings = 0
+        var pinFailures = 0
+    }
+    private let totals = Locked(Totals())
 
     init(appliance: Appliance) {
         self.appliance = appliance
@@ -123,11 +127,11 @@ final class MetricsCounters: @unchecked Sendable {
             guard let self else { return }
             switch event {
             case .fileFinished(_, _, let bytes):
-                lock.withLock { bytesFinished += bytes; segments += 1 }
+                totals.withLock { $0.bytesFinished += bytes; $0.segments += 1 }
             case .recordingState(.recording):
-                lock.withLock { recordings += 1 }
+                totals.withLock { $0.recordings += 1 }
             case .pinRejected:
-                lock.withLock { pinFailures += 1 }
+                totals.withLock { $0.pinFailures += 1 }
             default:
                 break
             }
@@ -138,7 +142,7 @@ final class MetricsCounters: @unchecked Sendable {
         let status = appliance.status
         var snapshot = MetricsSnapshot()
         snapshot.state = status.recorder.state
-        let (finished, segmentCount, recordingCount) = lock.withLock { (bytesFinished, segments, recordings) }
+        let (finished, segmentCount, recordingCount) = totals.withLock { ($0.bytesFinished, $0.segments, $0.recordings) }
         snapshot.bytesWrittenTotal = finished + (status.recorder.state == .idle ? 0 : status.recorder.bytesWritten)
         snapshot.segmentsTotal = segmentCount
         snapshot.recordingsTotal = recordingCount
@@ -150,7 +154,7 @@ final class MetricsCounters: @unchecked Sendable {
         snapshot.audioXrunsTotal = status.microphoneOverruns
         let pin = try? pinStore.status()
         // A counter since the daemon started: the store's own count resets on a right PIN.
-        snapshot.pinFailuresTotal = lock.withLock { pinFailures }
+        snapshot.pinFailuresTotal = totals.withLock { $0.pinFailures }
         snapshot.defaultPIN = pin?.isDefault ?? false
         snapshot.controlClients = control?.clientCount ?? 0
         snapshot.controlEventsDroppedTotal = control?.eventsDroppedTotal ?? 0

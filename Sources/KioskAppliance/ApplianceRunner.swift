@@ -10,16 +10,25 @@ import ServiceLifecycle
 ///
 /// Start order is the list order; shutdown is the reverse, so the control socket and
 /// the screen go first, capture stops next, and the recorder finishes the file last.
-public final class ApplianceRunner: @unchecked Sendable {
+public final class ApplianceRunner: Sendable {
     public let appliance: Appliance
     private let reloadConfiguration: (@Sendable () throws -> Configuration)?
     private let logger: Logger
     private let notifier = SystemdNotifier()
-    private var extraServices: [any Service] = []
-    private var watched: [(name: String, beats: @Sendable () -> UInt64)] = []
-    private var hangup: DispatchSourceSignal?
+    /// What the daemon adds before `run`.
+    private struct Parts {
+        var extraServices: [any Service] = []
+        var watched: [(name: String, beats: @Sendable () -> UInt64)] = []
+        var hangup: DispatchSourceSignal?
+        var onTick: (@Sendable (ApplianceStatus) -> Void)?
+    }
+    private let parts = Locked(Parts())
+
     /// Called on every upkeep tick (twice a second) with the current status.
-    public var onTick: (@Sendable (ApplianceStatus) -> Void)?
+    public var onTick: (@Sendable (ApplianceStatus) -> Void)? {
+        get { parts.withLock { $0.onTick } }
+        set { parts.withLock { $0.onTick = newValue } }
+    }
 
     /// - Parameters:
     ///   - reloadConfiguration: Reads the configuration again (file and command-line
@@ -32,16 +41,16 @@ public final class ApplianceRunner: @unchecked Sendable {
 
     /// Adds a service that runs between capture and upkeep (buttons, touch, screen,
     /// control socket), in the order added.
-    public func add(_ service: any Service) { extraServices.append(service) }
+    public func add(_ service: any Service) { parts.withLock { $0.extraServices.append(service) } }
 
     /// Watches a thread's heartbeat: the watchdog is pinged only while it moves.
-    public func watch(_ name: String, beats: @escaping @Sendable () -> UInt64) { watched.append((name, beats)) }
+    public func watch(_ name: String, beats: @escaping @Sendable () -> UInt64) { parts.withLock { $0.watched.append((name, beats)) } }
 
     /// Runs until a shutdown signal, or `runFor` seconds if given.
     public func run(runFor: Double? = nil) async throws {
         let appliance = appliance
         let notifier = notifier
-        let onTick = onTick
+        let (onTick, watched, extraServices) = parts.withLock { ($0.onTick, $0.watched, $0.extraServices) }
         let upkeep = Upkeep(appliance: appliance, notifier: notifier, watched: appliance.encoderHeartbeats + watched) { status in
             onTick?(status)
         }
@@ -90,10 +99,12 @@ public final class ApplianceRunner: @unchecked Sendable {
     /// SIGHUP: read the file again; apply what can change live, report the rest.
     private func installReload() {
         signal(SIGHUP, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        source.setEventHandler { [weak self] in self?.reload() }
-        source.resume()
-        hangup = source
+        parts.withLock { parts in
+            let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+            source.setEventHandler { [weak self] in self?.reload() }
+            source.resume()
+            parts.hangup = source
+        }
     }
 
     private func reload() {

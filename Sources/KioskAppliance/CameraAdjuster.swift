@@ -22,12 +22,11 @@ public struct CameraSettingReport: Sendable, Equatable {
 /// has them (zoom glides), else — for zoom — the digital zoom in front of the graph.
 /// What was asked is remembered and given to the camera again when it comes back after
 /// an unplug, so run-time changes survive a reconnect.
-final class CameraAdjuster: @unchecked Sendable {
+final class CameraAdjuster: Sendable {
     private let camera: VideoSource?
     let digitalZoom: DigitalZoomStage
     private let logger: Logger
-    private let lock = Lock()
-    private var remembered = CameraAdjustment()   // guarded by `lock`
+    private let remembered = Locked(CameraAdjustment())
 
     init(camera: VideoSource?, digitalZoom: DigitalZoomStage, logger: Logger) {
         self.camera = camera
@@ -43,7 +42,7 @@ final class CameraAdjuster: @unchecked Sendable {
 
     /// Applies each setting and remembers it.
     func apply(_ adjustment: CameraAdjustment) -> [CameraSettingReport] {
-        lock.withLock { remembered = remembered.merging(adjustment) }
+        remembered.withLock { $0 = $0.merging(adjustment) }
         let reports = adjustment.settings.map { apply($0.name, $0.value, to: controls) }
         for report in reports { logger.notice("camera setting \(report.line)") }
         return reports
@@ -52,7 +51,7 @@ final class CameraAdjuster: @unchecked Sendable {
     /// Gives a camera that was opened again what was asked before (called by the
     /// camera's reopen, on the supervisor's thread).
     func reapply(to camera: V4L2Camera) -> [String] {
-        let settings = lock.withLock { remembered }
+        let settings = remembered.withLock { $0 }
         return settings.settings.map { apply($0.name, $0.value, to: camera.controls).line }
     }
 

@@ -64,37 +64,32 @@ struct UpkeepService: Service {
 /// status line, and ping systemd's watchdog — only while every watched thread (the
 /// encoders, the UI loop) has made progress since the last ping, so a stuck one gets
 /// the daemon restarted.
-final class Upkeep: @unchecked Sendable {
-    private let appliance: Appliance
-    private let notifier: SystemdNotifier
-    private let watched: [(name: String, beats: @Sendable () -> UInt64)]
-    private let tick: @Sendable (ApplianceStatus) -> Void
-    private var thread: RepeatingThread?
-    // Owned by the upkeep thread.
-    private var gate: WatchdogGate
-    private let clock = SystemClock()
+final class Upkeep: Sendable {
+    private let thread: RepeatingThread
 
     /// - Parameters:
     ///   - watched: The threads whose heartbeats gate the watchdog.
     ///   - tick: Work done each round with the current status (screen, socket events).
     init(appliance: Appliance, notifier: SystemdNotifier, watched: [(name: String, beats: @Sendable () -> UInt64)],
          tick: @escaping @Sendable (ApplianceStatus) -> Void) {
-        self.appliance = appliance
-        self.notifier = notifier
-        self.watched = watched
-        self.tick = tick
-        gate = WatchdogGate(names: watched.map(\.name), now: SystemClock().now())
-        thread = RepeatingThread(name: "kioskcam.upkeep", interval: 0.5) { [weak self] _ in self?.round() }
+        // The upkeep thread's own (it is the only one that uses it).
+        let gate = Locked(WatchdogGate(names: watched.map(\.name), now: SystemClock().now()))
+        thread = RepeatingThread(name: "kioskcam.upkeep", interval: 0.5) { _ in
+            Self.round(appliance: appliance, notifier: notifier, watched: watched, gate: gate, tick: tick)
+        }
     }
 
-    func start() { thread?.start() }
+    func start() { thread.start() }
 
     /// Ends the thread and waits for it. Blocking.
-    func stop() { thread?.stop() }
+    func stop() { thread.stop() }
 
-    private func round() {
+    private static func round(appliance: Appliance, notifier: SystemdNotifier, watched: [(name: String, beats: @Sendable () -> UInt64)],
+                              gate: Locked<WatchdogGate>, tick: @Sendable (ApplianceStatus) -> Void) {
         appliance.superviseCamera()
-        let outcome = gate.observe(watched.map { $0.beats() }, now: clock.now())
+        let beats = watched.map { $0.beats() }
+        let now = SystemClock().now()
+        let outcome = gate.withLock { $0.observe(beats, now: now) }
         for (name, seconds) in outcome.stalled {
             // A warning: a slow moment (an emulated guest, swap) looks the same; systemd's
             // watchdog, which acts after WatchdogSec, is what decides it is stuck.

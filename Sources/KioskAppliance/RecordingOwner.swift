@@ -10,10 +10,12 @@ import KioskRecording
 /// never both see "idle" and start two recordings. Recorders only ever move towards idle
 /// on their own (a finished duration, a full disk, a writer failure), so an activity
 /// read under the lock can only be more conservative than the truth.
-final class RecordingOwner: @unchecked Sendable {
+final class RecordingOwner: Sendable {
     let video: RecordingOutput
     /// nil without a microphone.
     let audio: RecordingOutput?
+    /// Guards no state of its own (the recorders keep theirs): it makes deciding and
+    /// acting one step.
     private let decisions = Lock()
 
     init(video: RecordingOutput, audio: RecordingOutput?) {

@@ -10,12 +10,11 @@ import Logging
 
 /// Something done with a V4L2 camera each time it is opened again after an unplug
 /// (the daemon gives it its run-time settings back). Set once, before capture starts.
-public final class CameraReopenHook: @unchecked Sendable {
-    private let lock = Lock()
-    private var action: (@Sendable (V4L2Camera) -> [String])?
+public final class CameraReopenHook: Sendable {
+    private let action = Locked<(@Sendable (V4L2Camera) -> [String])?>(nil)
     public init() {}
-    func set(_ action: @escaping @Sendable (V4L2Camera) -> [String]) { lock.withLock { self.action = action } }
-    func run(_ camera: V4L2Camera) -> [String] { lock.withLock { action }?(camera) ?? [] }
+    func set(_ action: @escaping @Sendable (V4L2Camera) -> [String]) { self.action.withLock { $0 = action } }
+    func run(_ camera: V4L2Camera) -> [String] { action.withLock { $0 }?(camera) ?? [] }
 }
 
 /// Builds the capture sources the configuration names, and says which were chosen.

@@ -13,15 +13,17 @@ import Logging
 /// reads its last answer. Before a recording starts the check runs in full on the
 /// caller's thread (a command thread, never the encoder), so a start below the floor
 /// purges first and is refused only if that does not help.
-public final class StorageGuard: @unchecked Sendable {
+public final class StorageGuard: Sendable {
     private let configuration: @Sendable () -> Configuration
     private let logger: Logger
-    private let lock = Lock()
-    private var verdict: StorageVerdict = .ok   // guarded by `lock`
-    private var thread: RepeatingThread?
-    // Owned by the guard's thread.
-    private var lastLowSpacePurge: Date?
-    private var lastRetention = Date()
+    /// The last measurement's answer, which the encoder thread reads.
+    private let verdict = Locked(StorageVerdict.ok)
+    private let thread: RepeatingThread
+    /// When the guard's thread last purged (only that thread uses it).
+    private struct Schedule {
+        var lastLowSpacePurge: Date?
+        var lastRetention = Date()
+    }
 
     /// Seconds between measurements, between low-space purges, and between retention runs.
     static let measureInterval = 2.0
@@ -33,53 +35,64 @@ public final class StorageGuard: @unchecked Sendable {
     public init(configuration: @escaping @Sendable () -> Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        thread = nil
-        thread = RepeatingThread(name: "kioskcam.storage", interval: Self.measureInterval) { [weak self] woken in
-            self?.round(retentionNow: woken)
+        let verdict = verdict
+        let schedule = Locked(Schedule())
+        thread = RepeatingThread(name: "kioskcam.storage", interval: Self.measureInterval) { woken in
+            let measured = Self.round(retentionNow: woken, configuration(), schedule: schedule, logger: logger)
+            verdict.withLock { $0 = measured }
         }
     }
 
     /// The recorder's `storageCheck`.
     public var check: @Sendable (_ recording: Bool) -> StorageVerdict {
-        { [self] recording in recording ? lock.withLock { verdict } : checkBeforeStart() }
+        { [self] recording in recording ? verdict.withLock { $0 } : checkBeforeStart() }
     }
 
     /// Starts the guard's thread; its first round measures at once.
-    public func start() { thread?.start() }
+    public func start() { thread.start() }
 
     /// Stops the thread and waits for it (a purge in progress finishes first). Blocking.
-    public func stop() { thread?.stop() }
+    public func stop() { thread.stop() }
 
     /// Asks for a retention and disk-guard purge on the guard's thread soon (after a
     /// reload, say); returns at once.
-    public func purgeSoon() { thread?.wake() }
+    public func purgeSoon() { thread.wake() }
 
     /// Runs a full purge now, on the caller's thread: what the disk guard says about starting.
     func checkBeforeStart() -> StorageVerdict {
         let verdict = LibraryStorage.purge(configuration(), logger: logger)
-        if case .refuseToStart = verdict {} else { lock.withLock { self.verdict = .ok } }
+        if case .refuseToStart = verdict {} else { self.verdict.withLock { $0 = .ok } }
         return verdict
     }
 
-    private func round(retentionNow: Bool) {
+    /// One round of the guard's thread: retention when due (or woken), then a measurement.
+    private static func round(retentionNow: Bool, _ configuration: Configuration, schedule: Locked<Schedule>,
+                              logger: Logger) -> StorageVerdict {
         let now = Date()
-        if retentionNow || now.timeIntervalSince(lastRetention) >= Self.retentionInterval {
-            lastRetention = now
-            LibraryStorage.purge(configuration(), logger: logger, protecting: [CalendarDate(LocalTimestamp(now))])
+        let retentionDue = schedule.withLock { schedule -> Bool in
+            guard retentionNow || now.timeIntervalSince(schedule.lastRetention) >= retentionInterval else { return false }
+            schedule.lastRetention = now
+            return true
         }
-        let measured = measure(now: now)
-        lock.withLock { verdict = measured }
+        if retentionDue {
+            LibraryStorage.purge(configuration, logger: logger, protecting: [CalendarDate(LocalTimestamp(now))])
+        }
+        return measure(now: now, configuration, schedule: schedule, logger: logger)
     }
 
     /// Below the floor: purge (at most once a minute, never today's day). Below the hard
     /// floor after that: the recording must end now, while the file can still be finished.
-    private func measure(now: Date) -> StorageVerdict {
-        let configuration = configuration()
+    private static func measure(now: Date, _ configuration: Configuration, schedule: Locked<Schedule>,
+                                logger: Logger) -> StorageVerdict {
         let purger = LibraryStorage.purger(configuration, logger: logger)
         let bitrate = LibraryStorage.bitrate(configuration)
         guard let space = try? purger.checkSpace(bitrate: bitrate), space.isBelowFloor else { return .ok }
-        if lastLowSpacePurge.map({ now.timeIntervalSince($0) >= Self.lowSpacePurgeInterval }) ?? true {
-            lastLowSpacePurge = now
+        let purgeDue = schedule.withLock { schedule -> Bool in
+            guard schedule.lastLowSpacePurge.map({ now.timeIntervalSince($0) >= lowSpacePurgeInterval }) ?? true else { return false }
+            schedule.lastLowSpacePurge = now
+            return true
+        }
+        if purgeDue {
             LibraryStorage.purge(configuration, logger: logger, protecting: [CalendarDate(LocalTimestamp(now))])
         }
         guard let after = try? purger.checkSpace(bitrate: bitrate), after.mustStopRecording else { return .ok }

@@ -74,24 +74,17 @@ struct CLIError: Error, CustomStringConvertible {
 }
 
 extension LoggingSystem {
-    private static let bootstrapped = BootstrapFlag()
+    private static let bootstrapped = Locked(false)
 
     /// Sends logs to stderr, once per process.
     static func bootstrapOnce(level: Logger.Level) {
-        guard bootstrapped.claim() else { return }
+        guard bootstrapped.withLock({ claimed in defer { claimed = true }; return !claimed }) else { return }
         bootstrap { label in
             var handler = LogLineHandler(label: label)
             handler.logLevel = level
             return handler
         }
     }
-}
-
-final class BootstrapFlag: @unchecked Sendable {
-    private let lock = Lock()
-    private var claimed = false
-
-    func claim() -> Bool { lock.withLock { defer { claimed = true }; return !claimed } }
 }
 
 /// Runs `body`, printing a `CLIError` (or any error) as one line and exiting with its status.

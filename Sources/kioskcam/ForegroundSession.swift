@@ -147,22 +147,20 @@ struct ForegroundSession {
     func snapshot() throws -> String {
         let log = SessionLog()
         let recorder = makeRecorder(log)
-        let result = ResultBox()
-        recorder.snapshot(timeout: 10) { result.set($0) }
+        let result = Locked<Result<String, RecorderError>?>(nil)
+        recorder.snapshot(timeout: 10) { outcome in
+            result.withLock { $0 = outcome }
+            result.wakeWaiters()
+        }
         try startSources(into: recorder)
         defer {
             stopSources()
             recorder.shutdown()
         }
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while Date() < deadline {
-            if let outcome = result.value {
-                switch outcome {
-                case .success(let path): return path
-                case .failure(let error): throw CLIError(error.description)
-                }
-            }
-            Thread.sleep(forTimeInterval: 0.02)
+        switch result.withLock(waitingUntil: { $0 != nil }, deadline: Date(timeIntervalSinceNow: 10), { $0 }) {
+        case .success(let path)?: return path
+        case .failure(let error)?: throw CLIError(error.description)
+        case nil: break
         }
         throw CLIError("no frame arrived from the camera within 10 s; check the camera (kioskcam probe) and try again")
     }
@@ -181,13 +179,6 @@ struct ForegroundSession {
         camera?.stop()
         microphone?.stop()
     }
-}
-
-final class ResultBox: @unchecked Sendable {
-    private let lock = Lock()
-    private var stored: Result<String, RecorderError>?
-    func set(_ value: Result<String, RecorderError>) { lock.withLock { stored = value } }
-    var value: Result<String, RecorderError>? { lock.withLock { stored } }
 }
 
 /// The live line while recording: time, size, drops.

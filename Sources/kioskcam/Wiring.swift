@@ -5,48 +5,53 @@ import KioskRecording
 import Logging
 
 /// Collects what the recorder reports, for the foreground commands' main loop.
-final class SessionLog: @unchecked Sendable {
-    private let lock = Lock()
-    private var files: [String] = []
-    private var failures: [String] = []
-    private var endedSources: [(String, SourceEnd)] = []
+final class SessionLog: Sendable {
+    private struct Entries {
+        var files: [String] = []
+        var failures: [String] = []
+        var endedSources: [(String, SourceEnd)] = []
+    }
+    private let entries = Locked(Entries())
 
     func record(_ event: RecorderEvent) {
-        lock.withLock {
+        entries.withLock { entries in
             switch event {
-            case .fileFinished(let path, _, _): files.append(path)
-            case .failed(let error): failures.append(error.description)
-            case .sourceEnded(let source, let end): endedSources.append((source, end))
+            case .fileFinished(let path, _, _): entries.files.append(path)
+            case .failed(let error): entries.failures.append(error.description)
+            case .sourceEnded(let source, let end): entries.endedSources.append((source, end))
             case .stateChanged, .snapshotSaved: break
             }
         }
     }
 
-    var finishedFiles: [String] { lock.withLock { files } }
-    var failureMessages: [String] { lock.withLock { failures } }
+    var finishedFiles: [String] { entries.withLock { $0.files } }
+    var failureMessages: [String] { entries.withLock { $0.failures } }
     /// How `source` ended, if it ran out (file) or broke.
     func end(of source: String) -> SourceEnd? {
-        lock.withLock { endedSources.first { $0.0 == source && $0.1 != .stopped }?.1 }
+        entries.withLock { $0.endedSources.first { $0.0 == source && $0.1 != .stopped }?.1 }
     }
 }
 
 /// SIGINT/SIGTERM as a flag the main loop polls, so Ctrl-C finishes the file.
-final class StopSignal: @unchecked Sendable {
-    private let lock = Lock()
-    private var raised: Int32?
-    private var sources: [DispatchSourceSignal] = []
+final class StopSignal: Sendable {
+    private let raised = Locked<Int32?>(nil)
+    /// Kept so that the handlers stay installed while the flag lives.
+    private let sources = Locked<[DispatchSourceSignal]>([])
 
     init() {
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in self?.lock.withLock { self?.raised = number } }
-            source.resume()
-            sources.append(source)
+        let raised = raised
+        sources.withLock { sources in
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { raised.withLock { $0 = number } }
+                source.resume()
+                sources.append(source)
+            }
         }
     }
 
     var signalName: String? {
-        lock.withLock { raised.map { $0 == SIGINT ? "SIGINT" : "SIGTERM" } }
+        raised.withLock { $0.map { $0 == SIGINT ? "SIGINT" : "SIGTERM" } }
     }
 }
