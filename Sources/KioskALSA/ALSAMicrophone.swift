@@ -113,7 +113,7 @@ public final class ALSAMicrophone: AudioSource, Sendable {
         let setup = CaptureSetup(format: format, periodFrames: periodFrames, bufferFrames: bufferFrames)
         _ = thread.start(name: "kioskcam.mic.alsa") { [name, device, pcm, pool, status] thread in
             // The loop is the capture thread's own; the PCM stays open while it runs
-            // (only `stop()` closes it, after this thread has ended).
+            // (the microphone closes it only once this thread has ended).
             let end: SourceEnd
             if let raw = pcm.raw {
                 end = ALSACaptureLoop(pcm: pcm, raw: raw, device: device, setup: setup, pool: pool, status: status, sink: sink)

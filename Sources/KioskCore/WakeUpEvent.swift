@@ -3,7 +3,7 @@ import Glibc
 import SystemPackage
 
 /// Wakes a thread that sleeps in `poll`: the one way to do it (the camera's capture
-/// thread, the microphone's, the control socket's threads, the UI loop).
+/// thread, the microphone's, the control socket's threads; the UI loop's pipe is next).
 ///
 /// An eventfd: `signal()` (any thread, never blocks) makes `fd` readable until the
 /// sleeping thread calls `drain()`. Signals coalesce — ten before a drain wake the
