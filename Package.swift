@@ -35,10 +35,12 @@ let package = Package(
         /// sys/eventfd.h, which Glibc's Swift module leaves out: `WakeUpEvent`'s kernel object.
         .systemLibrary(name: "CLinuxEventFD"),
 
-        /// Pure policy, most tests live here; and the thread primitives (`Locked`,
-        /// `WakeUpEvent`, `ThreadGroup`), whose eventfd is its one C import.
+        /// Pure policy, imports no C; most tests live here; and the thread primitives
+        /// (`Locked`, `ThreadGroup`, `RepeatingThread`).
+        .target(name: "KioskCore"),
+        /// `WakeUpEvent`: the one way to wake a thread asleep in poll() (an eventfd).
         .target(
-            name: "KioskCore",
+            name: "KioskWakeUp",
             dependencies: ["CLinuxEventFD", .product(name: "SystemPackage", package: "swift-system")]
         ),
         /// Thin Swift over FFmpeg: encoders, muxer, pixel conversion, JPEG, salvage.
@@ -54,10 +56,10 @@ let package = Package(
         /// Thin Swift over libv4l2: capabilities, formats, mmap streaming, controls.
         .target(
             name: "KioskV4L2",
-            dependencies: ["KioskCore", "KioskMedia", "CV4L2", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["KioskCore", "KioskWakeUp", "KioskMedia", "CV4L2", .product(name: "SystemPackage", package: "swift-system")]
         ),
         /// Thin Swift over alsa-lib: capture with xrun recovery, device listing.
-        .target(name: "KioskALSA", dependencies: ["KioskCore", "CALSA"]),
+        .target(name: "KioskALSA", dependencies: ["KioskCore", "KioskWakeUp", "CALSA"]),
         /// Thin Swift over libgpiod 1.6 (v1 API): buttons with edge events, the status LED.
         .target(
             name: "KioskGPIO",
@@ -83,7 +85,7 @@ let package = Package(
         /// The control socket: newline-delimited JSON over a Unix socket, server and client.
         .target(
             name: "KioskControl",
-            dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["KioskCore", "KioskWakeUp", .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         /// The recording pipeline: encoder thread, segments, temp files, salvage.
@@ -134,7 +136,7 @@ let package = Package(
 
         /// ffprobe, temp folders and the built binary, shared by the test targets.
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
-        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskWakeUp"]),
         .testTarget(name: "KioskV4L2Tests", dependencies: ["KioskV4L2", "KioskMedia", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskALSATests", dependencies: ["KioskALSA", "KioskCore"]),
         .testTarget(name: "KioskMediaTests", dependencies: ["KioskMedia", "KioskCore", "KioskTestSupport"]),

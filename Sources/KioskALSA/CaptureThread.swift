@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KioskCore
+import KioskWakeUp
 import SystemPackage
 
 /// A named thread running one capture loop, with a `WakeUpEvent` the loop polls next to

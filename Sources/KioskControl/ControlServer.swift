@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KioskCore
+import KioskWakeUp
 import Logging
 import SystemPackage
 

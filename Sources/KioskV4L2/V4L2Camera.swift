@@ -2,6 +2,7 @@ import CV4L2
 import Foundation
 import Glibc
 import KioskCore
+import KioskWakeUp
 import KioskMedia
 import SystemPackage
 

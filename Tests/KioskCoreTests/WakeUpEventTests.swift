@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-@testable import KioskCore
+@testable import KioskWakeUp
 
 final class WakeUpEventTests: XCTestCase {
     /// Polls the event's descriptor alone; true when readable.
