@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import KioskCore
 @testable import KioskWakeUp
 
 final class WakeUpEventTests: XCTestCase {
