@@ -19,6 +19,8 @@ public enum ApplianceEvent: Sendable {
     case notice(String)
     /// A wrong PIN was entered on the screen (counted in the metrics).
     case pinRejected
+    /// An event clip's new/update/end message.
+    case event(EventMessage)
 }
 
 /// A view of the whole appliance for status, the screen and metrics.
@@ -68,6 +70,10 @@ public final class Appliance: Sendable {
     public let digitalZoom: DigitalZoomStage
     /// The live stream of the one encode (`[stream] url`), nil when none is configured.
     public let stream: StreamOutput?
+    /// Event clips (`events.mode` events or both): nil in continuous mode or without a camera.
+    public let events: EventRecorder?
+    /// The event clips' own recording output and the pre-event ring they begin from.
+    let clipOutput: RecordingOutput?
     /// Run-time camera settings (socket `camera.set`), kept across reconnects.
     let cameraAdjuster: CameraAdjuster
     public let usingBuiltInSources: Bool
@@ -118,18 +124,64 @@ public final class Appliance: Sendable {
         settings.storageCheck = storage.check
         let relay = EventRelay()
         graph = MediaGraph(settings: settings, previewFramesPerSecond: configuration.screen.previewFramesPerSecond,
+                           lumaFramesPerSecond: configuration.motion.framesPerSecond,
                            clock: SystemClock(), logger: logger, onEvent: { relay.forward($0) })
         owner = RecordingOwner(video: graph.video, audio: graph.audio)
         digitalZoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
         stream = camera == nil ? nil : SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
         if let stream { graph.encoder.add(stream) }
+        (events, clipOutput) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay, logger: logger)
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, logger: logger)
         relay.target = self
         try salvageLeftovers(configuration)
     }
 
     /// The graph's threads' heartbeats (the encoder, the file writers), for the watchdog.
-    public var encoderHeartbeats: [(name: String, beats: @Sendable () -> UInt64)] { graph.heartbeats }
+    public var encoderHeartbeats: [(name: String, beats: @Sendable () -> UInt64)] {
+        guard let clips = clipOutput else { return graph.heartbeats }
+        let beats: @Sendable () -> UInt64 = { clips.heartbeat }
+        return graph.heartbeats + [("event clips", beats)]
+    }
+
+    /// The event recorder and its clip output, when `events.mode` asks for clips: a
+    /// pre-event ring and a recording output of their own on the one encode, the luma
+    /// branch feeding the motion detector.
+    private static func makeEvents(_ configuration: Configuration, settings: RecorderSettings, graph: MediaGraph,
+                                   relay: EventRelay, logger: Logger) -> (EventRecorder?, RecordingOutput?) {
+        guard configuration.events.mode != .continuous, let video = settings.video else { return (nil, nil) }
+        let timing = configuration.events.timing
+        let bitrate = video.bitrate + (settings.audio?.bitrate ?? 0)
+        let keyframeSeconds = Double(max(1, configuration.encoder.keyframeInterval)) / Double(max(1, video.input.framesPerSecond))
+        // The pre-event time, one GOP (a clip starts at a keyframe) and a second of slack.
+        let ring = PreEventRing(seconds: timing.preSeconds + keyframeSeconds + 1,
+                                byteLimit: PreEventRing.byteBudget(seconds: timing.preSeconds + 1, bitrate: bitrate,
+                                                                   keyframeSeconds: keyframeSeconds))
+        var clipSettings = settings
+        // A clip is one file, however long (max_seconds bounds it).
+        clipSettings.segmentPolicy = SegmentPolicy(maximumSeconds: timing.maxSeconds + 60)
+        let encoder = graph.encoder
+        let output = RecordingOutput(kind: .video, settings: clipSettings, clock: SystemClock(), logger: logger,
+                                     requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) },
+                                     onEvent: { event in
+                                         switch event {
+                                         case .fileFinished, .failed: relay.forward(event)
+                                         default: break
+                                         }
+                                     })
+        ring.setEnabled(true)
+        encoder.add(ring)
+        encoder.add(output)
+        let stills = graph.stills
+        let levels: @Sendable () -> Double? = { [weak graph] in graph?.status(of: output).audioLevels?.rmsDBFS.max() }
+        let recorder = EventRecorder(configuration: configuration, clips: GraphClipOutput(output: output, ring: ring),
+                                     clock: SystemClock(), logger: logger,
+                                     snapshot: { done in stills.request(timeout: 5) { done(try? $0.get()) } },
+                                     soundLevel: levels,
+                                     publish: { relay.publish(.event($0)) })
+        graph.luma.subscribe { [weak recorder] frame in recorder?.observe(frame) }
+        logger.notice("event clips: \(configuration.events.mode.rawValue) mode, \(String(format: "%g", timing.preSeconds)) s before and \(String(format: "%g", timing.postSeconds)) s after each trigger; triggers: \(([configuration.events.motion ? "motion" : nil, configuration.events.sound ? "sound" : nil, "buttons", "kioskcam event start"] as [String?]).compactMap { $0 }.joined(separator: ", "))")
+        return (recorder, output)
+    }
 
     public var configuration: Configuration { currentConfiguration.withLock { $0 } }
 
@@ -204,6 +256,7 @@ public final class Appliance: Sendable {
         }
         state.withLock { $0.sourcesRunning = true }
         stream?.start()
+        events?.start()
     }
 
     /// Stops capture (first, on shutdown, so the recorder sees no more input).
@@ -389,8 +442,10 @@ public final class Appliance: Sendable {
     /// encoder threads and the storage guard. Call after `stopSources()`. Blocking.
     public func finishRecording(timeout: Double = 30) {
         if recordingState != .idle { logger.notice("finishing the recording before exit") }
+        events?.stop()
         stream?.stop()
         graph.shutdown(timeout: timeout)
+        clipOutput?.shutdown(timeout: timeout)
         storage.stop()
     }
 }
@@ -404,4 +459,5 @@ private final class EventRelay: Sendable {
         set { stored.withLock { $0.appliance = newValue } }
     }
     func forward(_ event: RecorderEvent) { target?.recorderEvent(event) }
+    func publish(_ event: ApplianceEvent) { target?.publish(event) }
 }

@@ -194,6 +194,8 @@ extension ControlEvent {
             self.init(.state, ["notice": .string(text)])
         case .pinRejected:
             self.init(.state, ["pin": .string("rejected")])
+        case .event(let message):
+            self = ControlEvent.event(message)
         }
     }
 }
@@ -201,6 +203,11 @@ extension ControlEvent {
 extension ApplianceControlHandler {
     /// `event.start` / `event.stop`: the manual trigger of event clips.
     func manualEventTrigger(on: Bool) -> ControlOutcome {
-        .failure(ControlError(.unavailable, "event clips are not made by this daemon yet (the events issue is being built)"))
+        guard let events = appliance.events else {
+            return .failure(ControlError(.unavailable, "event clips are off: set events.mode = \"events\" or \"both\" in [events] and restart kioskcam"))
+        }
+        var result: [String: JSONValue] = ["trigger": .string(on ? "on" : "off")]
+        if let id = events.manualTrigger(on: on) { result["event"] = .string(id) }
+        return .success(result)
     }
 }

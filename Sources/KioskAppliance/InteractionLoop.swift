@@ -258,6 +258,12 @@ public final class InteractionLoop: @unchecked Sendable {
 
     private func perform(_ effect: InteractionEffect, now: MonotonicInstant) {
         switch effect {
+        case .sendRecorderCommand(let request) where appliance.events != nil && configuration.events.mode == .events
+            && [.start(.video), .toggle(.video)].contains(request):
+            // Events mode: the record key is a trigger — a clip from pre_seconds before
+            // to post_seconds after — not a continuous recording.
+            appliance.events?.pulse(.button)
+            post(.commandDone)
         case .sendRecorderCommand(let request):
             // Off this thread: a start may purge the library first. The answer comes
             // back through the inbox.

@@ -26,7 +26,8 @@ public final class MediaGraph: CaptureSink, Sendable {
     /// - Parameters:
     ///   - settings: How recordings are made (`video` nil: no camera).
     ///   - onEvent: Recording events of both outputs, and saved stills.
-    public init(settings: RecorderSettings, previewFramesPerSecond: Int, clock: MonotonicClock, logger: Logger,
+    public init(settings: RecorderSettings, previewFramesPerSecond: Int, lumaFramesPerSecond: Int = 8,
+                clock: MonotonicClock, logger: Logger,
                 onEvent: @escaping @Sendable (RecorderEvent) -> Void) {
         let encoder = EncodeBranch(video: settings.video, audio: settings.audio, overflow: .dropOldest, clock: clock, logger: logger)
         self.encoder = encoder
@@ -45,7 +46,7 @@ public final class MediaGraph: CaptureSink, Sendable {
         stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality, clock: clock,
                              logger: logger, onSaved: { onEvent(.snapshotSaved(path: $0)) })
         preview = PreviewBranch(framesPerSecond: previewFramesPerSecond)
-        luma = LumaBranch()
+        luma = LumaBranch(framesPerSecond: lumaFramesPerSecond)
         encoder.add(video)
         if let audio { encoder.add(audio) }
         hub.add(encoder)

@@ -54,6 +54,8 @@ public final class RecordingOutput: PacketOutput, Sendable {
         var limit: Double?
         /// Begin this far in the past, from the ring's packets.
         var preEvent: (ring: PreEventRing, seconds: Double)?
+        /// Goes into the file names: `HHMMSS-motion.mp4` (an event clip's trigger).
+        var label: String?
     }
 
     fileprivate struct QueuedPacket {
@@ -74,6 +76,8 @@ public final class RecordingOutput: PacketOutput, Sendable {
         var active: Segment?
         var retiring: Segment?
         var requestedStart: MonotonicInstant?
+        /// The recording's name label (an event clip's trigger), for each of its segments.
+        var recordingLabel: String?
         var stopTime: MonotonicInstant?
         var drainingQueuedInput = false
         var finishedBytes: Int64 = 0
@@ -170,7 +174,9 @@ public final class RecordingOutput: PacketOutput, Sendable {
     ///   `.library` when the media root is unusable; `.diskFull` when the disk guard refuses.
     /// - Parameter preEvent: Begin `seconds` before now, at the last keyframe the ring
     ///   holds at or before that moment (an event clip); nil to begin at the next frame.
-    public func start(maximumSeconds: Double? = nil, preEvent: (ring: PreEventRing, seconds: Double)? = nil) throws(RecorderError) {
+    /// - Parameter label: Named into the files (`HHMMSS-motion.mp4`); lowercase letters.
+    public func start(maximumSeconds: Double? = nil, preEvent: (ring: PreEventRing, seconds: Double)? = nil,
+                      label: String? = nil) throws(RecorderError) {
         try files.prepare()
         if let check = settings.storageCheck, case .refuseToStart(let message) = check(false) {
             throw RecorderError(.diskFull, message)
@@ -178,7 +184,7 @@ public final class RecordingOutput: PacketOutput, Sendable {
         let now = clock.now()
         try shared.withLock { (shared: inout Shared) throws(RecorderError) in
             do throws(RecordingTransitionError) { try shared.machine.apply(.start) } catch { throw RecorderError(error) }
-            shared.pendingStart = PendingStart(time: now, limit: maximumSeconds, preEvent: preEvent)
+            shared.pendingStart = PendingStart(time: now, limit: maximumSeconds, preEvent: preEvent, label: label)
             shared.published.state = shared.machine.state
             shared.published.lastError = nil
             shared.published.finishedFiles = []
@@ -310,6 +316,7 @@ extension RecordingOutput.OutputThread {
 
     private mutating func beginRecording(_ start: RecordingOutput.PendingStart) {
         requestedStart = start.time
+        recordingLabel = start.label
         recordingLimit = start.limit
         recordingStart = nil
         stopTime = nil
@@ -537,15 +544,15 @@ extension RecordingOutput.OutputThread {
         let audioParameters = includesAudio || kind == .audio ? lastAudioParameters : nil
         var serial = 0
         while true {
-            let temp = settings.layout.incomingPath(kind, local, serial: serial)
+            let temp = settings.layout.incomingPath(kind, local, serial: serial, label: recordingLabel)
             do {
                 let writer = try PacketFileWriter(path: temp, video: kind == .audio ? nil : videoParameters,
                                                   audio: audioParameters, metadata: metadata,
                                                   syncInterval: settings.syncInterval, start: start)
-                let current = settings.layout.finalPath(kind, local)
+                let current = settings.layout.finalPath(kind, local, label: recordingLabel)
                 shared.withLock { $0.published.currentFile = current }
                 return Segment(writer: writer, kind: kind, tempPath: temp, localStart: local, start: start,
-                               videoParameters: videoParameters, hasAudio: audioParameters != nil)
+                               videoParameters: videoParameters, hasAudio: audioParameters != nil, label: recordingLabel)
             } catch where error.code == .io && serial < 100 && FileManager.default.fileExists(atPath: temp) {
                 serial += 1
             } catch {
@@ -657,7 +664,8 @@ extension RecordingOutput.OutputThread {
         let seconds = segment.writer.secondsWritten
         do {
             try segment.writer.finish()
-            let path = try files.moveIntoLibrary(segment.tempPath, kind: segment.kind, time: segment.localStart, seconds: seconds)
+            let path = try files.moveIntoLibrary(segment.tempPath, kind: segment.kind, time: segment.localStart, seconds: seconds,
+                                                 label: segment.label)
             let bytes = segment.writer.bytesWritten
             finishedBytes += bytes
             finishedSeconds += seconds
@@ -759,6 +767,8 @@ final class Segment {
     let tempPath: String
     /// Local wall-clock time of the first frame: names the file.
     let localStart: LocalTimestamp
+    /// Also in the name, after the time (an event clip's trigger).
+    let label: String?
     /// Capture time of the first frame (or sound): time zero of the file.
     let start: MonotonicInstant
     let videoParameters: StreamParameters?
@@ -786,7 +796,8 @@ final class Segment {
     private(set) var lastAudioEnd: MonotonicInstant?
 
     init(writer: PacketFileWriter, kind: MediaKind, tempPath: String, localStart: LocalTimestamp, start: MonotonicInstant,
-         videoParameters: StreamParameters?, hasAudio: Bool) {
+         videoParameters: StreamParameters?, hasAudio: Bool, label: String? = nil) {
+        self.label = label
         self.writer = writer
         self.kind = kind
         self.tempPath = tempPath

@@ -1,0 +1,107 @@
+import Foundation
+import KioskCore
+import KioskRecording
+import KioskTestSupport
+import XCTest
+
+/// Event clips end to end: `kioskcam run` in `events` mode on a synthetic scene replayed
+/// in real time through the file camera — a still scene, a box crossing it for two
+/// seconds, still again. Exactly one clip, named for its trigger, that begins
+/// `pre_seconds` before the motion (its decoded frame numbers say so) and ends
+/// `post_seconds` after it; the event log and `list --events` tell the same.
+final class EventClipTests: XCTestCase {
+    let scene = SyntheticScene(width: 320, height: 240, framesPerSecond: 30)
+
+    func testABoxCrossingMakesOneClipFromPreToPost() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path
+        let frames = root + "/scene.yuv"
+        // 4 s still, 2 s of a box crossing (frames 120…179), 6 s still.
+        try scene.write(to: frames, count: 360) { number in
+            (120..<180).contains(number) ? .init(box: (x: 10 + (number - 120) * 4, y: 100)) : .init()
+        }
+        let config = root + "/kioskcam.toml"
+        try """
+        [storage]
+        media_root = "\(root)/media"
+        [camera]
+        source = "file:\(frames)"
+        size = "320x240"
+        pixel_format = "YU12"
+        fps = 30
+        [microphone]
+        source = "none"
+        [encoder]
+        preset = "ultrafast"
+        keyframe_interval = 15
+        [events]
+        mode = "events"
+        pre_seconds = 2
+        post_seconds = 2
+        gap_seconds = 0
+        [motion]
+        threshold_percent = 1
+        min_frames = 2
+        mask = ["0,0,100,10"]
+        [screen]
+        framebuffer = "file:\(root)/screen.fb"
+        [lock]
+        start_locked = false
+        [control]
+        state_directory = "\(root)/state"
+        socket = "\(root)/control.sock"
+        socket_group = ""
+        metrics_file = ""
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let log = root + "/daemon.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
+        process.arguments = ["run", "--config", config]
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        defer {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        // The scene lasts 12 s; the clip ends ~2.3 s after the box leaves (at 6 s).
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !logText().contains("ended: video/") && Date() < deadline && process.isRunning {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        Thread.sleep(forTimeInterval: 1)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, logText())
+
+        let listed = try Tool.run(Package.kioskcamBinary, ["list", "--events", "--json", "--config", config], allowFailure: true)
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        let events = try JSONDecoder().decode([EventMessage].self, from: Data(listed.stdout.utf8))
+        XCTAssertEqual(events.count, 1, "one crossing, one event: \(events)\n\(logText())")
+        let event = try XCTUnwrap(events.first)
+        XCTAssertEqual(event.type, .end)
+        XCTAssertEqual(event.triggers, [.motion])
+        XCTAssertGreaterThan(event.peakScore, 1)
+        let clip = try XCTUnwrap(event.clip)
+        XCTAssertTrue(clip.hasSuffix("-motion.mp4"), clip)
+        let videos = folder.files().filter { $0.hasPrefix("media/video/") && $0.hasSuffix(".mp4") }
+        XCTAssertEqual(videos, ["media/" + clip], "events mode writes the clip and nothing else")
+
+        let numbers = try scene.frameNumbers(of: root + "/media/" + clip, scratch: root)
+        let first = try XCTUnwrap(numbers.first), last = try XCTUnwrap(numbers.last)
+        // Motion is seen ~2 luma frames after the box appears (frame 120, ~frame 128);
+        // the clip begins 2 s (60 frames) before that, at the keyframe at or before it
+        // (every 15 frames), and ends 2 s after the motion ends (~frame 188).
+        XCTAssertTrue((45...75).contains(first), "the clip begins pre_seconds before the motion: frame \(first)")
+        XCTAssertTrue((225...285).contains(last), "the clip ends post_seconds after it: frame \(last)\n\(logText().split(separator: "\n").filter { $0.contains("event") || $0.contains("motion") || $0.contains("camera") }.joined(separator: "\n"))")
+        XCTAssertEqual(numbers, Array(first...last), "every frame between, once, in order")
+        if let snapshot = event.snapshot {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: root + "/media/" + snapshot), snapshot)
+        } else {
+            XCTFail("the event has a still of its peak")
+        }
+    }
+}
