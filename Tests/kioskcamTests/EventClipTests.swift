@@ -104,4 +104,87 @@ final class EventClipTests: XCTestCase {
             XCTFail("the event has a still of its peak")
         }
     }
+
+    /// The manual trigger through the socket and the CLI: `kioskcam event start|stop` on
+    /// the built-in camera (motion off: the test pattern moves), and the message a daemon
+    /// in continuous mode gives instead.
+    func testEventStartAndStopMakeAManualClip() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path
+        func daemon(mode: String) throws -> (Process, String, () -> String) {
+            let config = root + "/\(mode).toml"
+            try """
+            [storage]
+            media_root = "\(root)/media-\(mode)"
+            [camera]
+            source = "test"
+            size = "320x240"
+            [microphone]
+            source = "tone"
+            [encoder]
+            preset = "ultrafast"
+            keyframe_interval = 15
+            [events]
+            mode = "\(mode)"
+            pre_seconds = 1
+            post_seconds = 1
+            gap_seconds = 0
+            motion = false
+            [screen]
+            framebuffer = "file:\(root)/screen-\(mode).fb"
+            [lock]
+            start_locked = false
+            [control]
+            state_directory = "\(root)/state-\(mode)"
+            socket = "\(root)/\(mode).sock"
+            socket_group = ""
+            metrics_file = ""
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            let log = root + "/\(mode).log"
+            FileManager.default.createFile(atPath: log, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
+            process.arguments = ["run", "--config", config]
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            let logText = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+            let deadline = Date(timeIntervalSinceNow: 20)
+            while !logText().contains("kioskcam is running") && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            return (process, config, logText)
+        }
+
+        let (continuous, continuousConfig, _) = try daemon(mode: "continuous")
+        defer { if continuous.isRunning { kill(continuous.processIdentifier, SIGKILL) }; continuous.waitUntilExit() }
+        let refused = try Tool.run(Package.kioskcamBinary, ["event", "start", "--config", continuousConfig], allowFailure: true)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("events.mode"), "names the setting to change: \(refused.stderr)")
+        kill(continuous.processIdentifier, SIGTERM)
+
+        let (process, config, logText) = try daemon(mode: "both")
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) }; process.waitUntilExit() }
+        Thread.sleep(forTimeInterval: 1.5) // the ring fills
+        let started = try Tool.run(Package.kioskcamBinary, ["event", "start", "--config", config], allowFailure: true)
+        XCTAssertEqual(started.status, 0, started.stderr)
+        XCTAssertTrue(started.stdout.range(of: #"event trigger on: event \d{8}-\d{6}-1"#, options: .regularExpression) != nil, started.stdout)
+        Thread.sleep(forTimeInterval: 2)
+        let stopped = try Tool.run(Package.kioskcamBinary, ["event", "stop", "--config", config], allowFailure: true)
+        XCTAssertEqual(stopped.status, 0, stopped.stderr)
+        let deadline = Date(timeIntervalSinceNow: 15)
+        while !logText().contains("ended: video/") && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, logText())
+
+        let listed = try Tool.run(Package.kioskcamBinary, ["list", "--events", "--json", "--config", config], allowFailure: true)
+        let events = try JSONDecoder().decode([EventMessage].self, from: Data(listed.stdout.utf8))
+        XCTAssertEqual(events.map(\.triggers), [[.manual]], logText())
+        let clip = try XCTUnwrap(events.first?.clip)
+        XCTAssertTrue(clip.hasSuffix("-manual.mp4"), clip)
+        let probe = try FFprobe.probe(root + "/media-both/" + clip)
+        // 1 s before, ~2 s of trigger, 1 s after; the start is the keyframe at or before.
+        XCTAssertEqual(probe.format.durationSeconds, 4, accuracy: 0.8)
+        XCTAssertEqual(probe.audio?.codec_name, "aac", "the clip has the sound too")
+    }
 }
