@@ -114,6 +114,13 @@ struct ApplianceControlHandler: ControlHandler {
         report.levelsPeakDBFS = status.recorder.audioLevels?.peakHoldDBFS
         report.lastError = status.recorder.lastError
         report.quarantinedFiles = status.quarantinedFiles
+        if let events = appliance.events?.currentStatus {
+            report.eventsMode = appliance.configuration.events.mode.rawValue
+            report.eventsToday = events.eventsToday
+            report.lastEvent = events.lastEvent
+            report.motionScore = (events.motionScore * 100).rounded() / 100
+            report.eventRecording = events.recording
+        }
         report.version = version
         return report
     }

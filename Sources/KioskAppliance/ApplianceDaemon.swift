@@ -159,6 +159,11 @@ final class MetricsCounters: Sendable {
         snapshot.controlClients = control?.clientCount ?? 0
         snapshot.controlEventsDroppedTotal = control?.eventsDroppedTotal ?? 0
         snapshot.quarantinedFiles = status.quarantinedFiles
+        if let events = appliance.events?.currentStatus {
+            snapshot.eventsToday = events.eventsToday
+            snapshot.motionScorePercent = events.motionScore
+            snapshot.eventRecording = events.recording
+        }
         snapshot.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
         snapshot.deviceID = deviceID
         snapshot.version = version

@@ -73,6 +73,9 @@ final class ControlMetricsTests: XCTestCase {
         snapshot.defaultPIN = true
         snapshot.controlClients = 2
         snapshot.uptimeSeconds = 3600.5
+        snapshot.eventsToday = 7
+        snapshot.motionScorePercent = 2.25
+        snapshot.eventRecording = true
         snapshot.deviceID = "0b6c1c52-0d0e-4a8e-8a4c-2f0e3b1d9f00"
         snapshot.version = "0.1.0 \"beta\"\\x\nnext"
         let text = MetricsFormatter.text(snapshot)
@@ -93,6 +96,9 @@ final class ControlMetricsTests: XCTestCase {
         XCTAssertEqual(value("pin_failures_total"), 5)
         XCTAssertEqual(value("default_pin"), 1)
         XCTAssertEqual(value("uptime_seconds"), 3600.5)
+        XCTAssertEqual(value("events_today"), 7)
+        XCTAssertEqual(value("motion_score_percent"), 2.25)
+        XCTAssertEqual(value("event_recording"), 1)
         XCTAssertEqual(value("info", ["device_id": snapshot.deviceID, "version": snapshot.version]), 1, "label escaping round-trips")
         XCTAssertTrue(text.contains("# TYPE kioskcam_bytes_written_total counter\n"), text)
 
@@ -103,6 +109,7 @@ final class ControlMetricsTests: XCTestCase {
         let idle = MetricsFormatter.text(MetricsSnapshot())
         XCTAssertNoThrow(try parseExposition(idle))
         XCTAssertFalse(idle.contains("kioskcam_free_bytes"))
+        XCTAssertFalse(idle.contains("kioskcam_events_today"), "events off: no event metrics, rather than zeros")
     }
 
     func testTheParserRejectsWhatTheCollectorRejects() {

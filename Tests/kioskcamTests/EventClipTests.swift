@@ -173,6 +173,13 @@ final class EventClipTests: XCTestCase {
         XCTAssertEqual(stopped.status, 0, stopped.stderr)
         let deadline = Date(timeIntervalSinceNow: 15)
         while !logText().contains("ended: video/") && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        let status = try Tool.run(Package.kioskcamBinary, ["status", "--json", "--config", config], allowFailure: true)
+        let report = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(report?["events_mode"] as? String, "both")
+        XCTAssertEqual(report?["events_today"] as? Int, 1)
+        XCTAssertEqual(report?["last_event"] as? String, started.stdout.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
+        let text = try Tool.run(Package.kioskcamBinary, ["status", "--config", config], allowFailure: true)
+        XCTAssertTrue(text.stdout.contains("events:       both mode, 1 today"), text.stdout)
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, logText())

@@ -19,6 +19,10 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var controlEventsDroppedTotal: Int = 0
     /// Damaged recordings salvage could not repair, kept in `<root>/.quarantine`.
     public var quarantinedFiles: Int = 0
+    /// Event clips (nil while events are off): started today, the newest motion score.
+    public var eventsToday: Int?
+    public var motionScorePercent: Double?
+    public var eventRecording: Bool?
     public var uptimeSeconds: Double = 0
     public var deviceID: String = ""
     public var version: String = ""
@@ -61,6 +65,15 @@ public enum MetricsFormatter {
         one("control_clients", "gauge", "Clients connected to the control socket.", String(snapshot.controlClients))
         one("control_events_dropped_total", "counter", "Events not delivered to slow control-socket subscribers.", String(snapshot.controlEventsDroppedTotal))
         one("quarantined_files", "gauge", "Damaged recordings salvage could not repair, kept in the media root's .quarantine folder.", String(snapshot.quarantinedFiles))
+        if let eventsToday = snapshot.eventsToday {
+            one("events_today", "gauge", "Event clips started today (local date) since the daemon started.", String(eventsToday))
+        }
+        if let score = snapshot.motionScorePercent {
+            one("motion_score_percent", "gauge", "The largest changed area in the newest luma frame, percent of the watched picture.", number(score))
+        }
+        if let recording = snapshot.eventRecording {
+            one("event_recording", "gauge", "1 while an event clip is being written, else 0.", recording ? "1" : "0")
+        }
         one("uptime_seconds", "gauge", "Seconds since the daemon started.", number(snapshot.uptimeSeconds))
         return out
     }

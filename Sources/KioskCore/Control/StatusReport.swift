@@ -33,6 +33,13 @@ public struct StatusReport: Sendable, Equatable, Codable {
     /// Damaged recordings salvage could not repair, kept in `<media root>/.quarantine`.
     public var quarantinedFiles: Int?
     public var version: String?
+    /// Event clips (absent while `events.mode` is continuous): the mode, events started
+    /// today, the last event's id, the newest motion score, whether a clip is being written.
+    public var eventsMode: String?
+    public var eventsToday: Int?
+    public var lastEvent: String?
+    public var motionScore: Double?
+    public var eventRecording: Bool?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -51,6 +58,11 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case levelsPeakDBFS = "levels_peak_dbfs"
         case lastError = "last_error"
         case quarantinedFiles = "quarantined_files"
+        case eventsMode = "events_mode"
+        case eventsToday = "events_today"
+        case lastEvent = "last_event"
+        case motionScore = "motion_score"
+        case eventRecording = "event_recording"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -83,6 +95,13 @@ public struct StatusReport: Sendable, Equatable, Codable {
         if let lastError { lines.append("last error:   \(lastError)") }
         if let quarantinedFiles, quarantinedFiles > 0 {
             lines.append("quarantine:   \(quarantinedFiles) damaged recording(s) salvage could not repair, in .quarantine under the media root: look at them, then delete them")
+        }
+        if let eventsMode {
+            var events = "events:       \(eventsMode) mode, \(eventsToday ?? 0) today"
+            if eventRecording == true { events += ", a clip is being written" }
+            if let lastEvent { events += "; last \(lastEvent)" }
+            if let motionScore { events += String(format: "; motion %.1f %%", motionScore) }
+            lines.append(events)
         }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
