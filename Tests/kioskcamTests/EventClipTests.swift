@@ -194,4 +194,67 @@ final class EventClipTests: XCTestCase {
         XCTAssertEqual(probe.format.durationSeconds, 4, accuracy: 0.8)
         XCTAssertEqual(probe.audio?.codec_name, "aac", "the clip has the sound too")
     }
+
+    /// A power cut in the middle of a clip: `kill -9`, then `kioskcam salvage` makes the
+    /// clip playable and files it under its trigger's name.
+    func testAClipCutByKillNineIsSalvagedUnderItsLabel() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path
+        let config = root + "/kioskcam.toml"
+        try """
+        [storage]
+        media_root = "\(root)/media"
+        sync_interval_seconds = 0.5
+        [camera]
+        source = "test"
+        size = "320x240"
+        [microphone]
+        source = "tone"
+        [encoder]
+        preset = "ultrafast"
+        keyframe_interval = 15
+        [events]
+        mode = "events"
+        pre_seconds = 1
+        motion = false
+        [screen]
+        framebuffer = "file:\(root)/screen.fb"
+        [lock]
+        start_locked = false
+        [control]
+        state_directory = "\(root)/state"
+        socket = "\(root)/control.sock"
+        socket_group = ""
+        metrics_file = ""
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let log = root + "/daemon.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
+        process.arguments = ["run", "--config", config]
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) }; process.waitUntilExit() }
+        let logText = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        let ready = Date(timeIntervalSinceNow: 20)
+        while !logText().contains("kioskcam is running") && Date() < ready { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 1.5)
+        let started = try Tool.run(Package.kioskcamBinary, ["event", "start", "--config", config], allowFailure: true)
+        XCTAssertEqual(started.status, 0, started.stderr)
+        Thread.sleep(forTimeInterval: 3)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let parts = folder.files().filter { $0.contains(".incoming/") && $0.hasSuffix("+manual.mp4.part") }
+        XCTAssertEqual(parts.count, 1, "the clip was being written under its label: \(folder.files())")
+
+        let salvaged = try Tool.run(Package.kioskcamBinary, ["salvage", "--config", config], allowFailure: true)
+        XCTAssertEqual(salvaged.status, 0, salvaged.stderr)
+        let clips = folder.files().filter { $0.hasPrefix("media/video/") && $0.hasSuffix("-manual.mp4") }
+        XCTAssertEqual(clips.count, 1, "salvaged under its label: \(folder.files())")
+        let probe = try FFprobe.probe(root + "/" + (clips.first ?? ""))
+        // 1 s before the trigger and ~3 s after it, less what the last sync had not written.
+        XCTAssertGreaterThan(probe.format.durationSeconds, 2.5)
+    }
 }
