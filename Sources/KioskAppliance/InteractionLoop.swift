@@ -128,6 +128,10 @@ public final class InteractionLoop: @unchecked Sendable {
         screen.cameraState = status.cameraState
         screen.deviceName = status.cameraName
         screen.defaultPinWarning = (try? pinStore.isDefault()) ?? false
+        if let events = appliance.events?.currentStatus {
+            screen.motion = events.motion
+            screen.eventClip = events.recording
+        }
         post(.status(screen))
     }
 

@@ -25,6 +25,7 @@ extension ScreenRenderer {
         canvas.fill(ScreenRect(x: 0, y: 0, width: size.width, height: size.height), Palette.background)
         drawPreview(model)
         drawRecordingBadge(model)
+        drawMotionBadge(model)
         if let notice = model.notice, !notice.isEmpty { drawNotice(notice) }
         drawRecordButton(model, pressed: model.pressedTarget == .recordButton)
         drawSnapshotButton(enabled: true, pressed: model.pressedTarget == .snapshotButton)
@@ -76,6 +77,27 @@ extension ScreenRenderer {
                           radius: dotRadius, dot)
         let textX = badge.x + Int(padding + 2 * dotRadius + padding * 0.8)
         canvas.text(label, in: ScreenRect(x: textX, y: badge.y, width: badge.x + Int(width) - textX, height: badge.height),
+                    size: fontSize, bold: true, colour: Palette.text, alignment: .leading)
+    }
+
+    /// "MOTION" (amber) over the preview's top-right corner while motion is seen, "EVENT"
+    /// (red) while an event clip is being written.
+    private func drawMotionBadge(_ model: ScreenModel) {
+        guard model.motion || model.eventClip else { return }
+        let area = layout.preview
+        let height = Double(layout.recordingBadge.height)
+        let label = model.eventClip ? (model.motion ? "EVENT · MOTION" : "EVENT") : "MOTION"
+        let fontSize = (height * 0.5).rounded()
+        canvas.setFont(size: fontSize, bold: true)
+        let dotRadius = height * 0.2, padding = height * 0.35
+        let width = padding + 2 * dotRadius + padding * 0.8 + canvas.textWidth(label) + padding
+        let x = area.maxX - Int(width.rounded(.up)) - (layout.recordingBadge.x - area.x)
+        let badge = ScreenRect(x: x, y: layout.recordingBadge.y, width: Int(width.rounded(.up)), height: layout.recordingBadge.height)
+        canvas.fillRounded(badge, radius: height / 2, Palette.scrim)
+        canvas.fillCircle(centreX: Double(badge.x) + padding + dotRadius, centreY: Double(badge.y) + height / 2,
+                          radius: dotRadius, model.eventClip ? Palette.red : Palette.amber)
+        let textX = badge.x + Int(padding + 2 * dotRadius + padding * 0.8)
+        canvas.text(label, in: ScreenRect(x: textX, y: badge.y, width: badge.maxX - textX, height: badge.height),
                     size: fontSize, bold: true, colour: Palette.text, alignment: .leading)
     }
 

@@ -56,6 +56,42 @@ final class ScreenGoldenTests: XCTestCase {
         try writeIfUpdating(renderer, name: "live-idle-800x480-XRGB8888")
     }
 
+    /// The motion indicator: amber "MOTION" at the preview's top right while motion is
+    /// seen, red "EVENT" while a clip is written; nothing there otherwise.
+    func testTheMotionIndicatorShowsAtTheTopRight() throws {
+        let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .xrgb8888)
+        let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
+        var model = ScreenModel()
+        model.cameraState = "no camera"
+        renderer.render(model)
+        let quiet = framebuffer.logicalRGBA(rotation: .none)
+        let badge = renderer.layout.recordingBadge, preview = renderer.layout.preview
+        /// Pixels in the top-right badge area that are mostly red and green, little blue (amber) or red only.
+        func count(_ rgba: [UInt8], _ test: (UInt8, UInt8, UInt8) -> Bool) -> Int {
+            var found = 0
+            for y in badge.y..<(badge.y + badge.height) {
+                for x in (preview.maxX - 360)..<preview.maxX {
+                    let i = (y * 800 + x) * 4
+                    if test(rgba[i], rgba[i + 1], rgba[i + 2]) { found += 1 }
+                }
+            }
+            return found
+        }
+        let amber = { (r: UInt8, g: UInt8, b: UInt8) in r > 180 && g > 100 && g < 220 && b < 90 }
+        let red = { (r: UInt8, g: UInt8, b: UInt8) in r > 180 && g < 90 && b < 90 }
+        XCTAssertEqual(count(quiet, amber) + count(quiet, red), 0)
+        model.motion = true
+        renderer.render(model)
+        XCTAssertGreaterThan(count(framebuffer.logicalRGBA(rotation: .none), amber), 20, "an amber dot")
+        model.eventClip = true
+        renderer.render(model)
+        XCTAssertGreaterThan(count(framebuffer.logicalRGBA(rotation: .none), red), 20, "a red dot while a clip is written")
+        model.motion = false
+        model.eventClip = false
+        renderer.render(model)
+        XCTAssertEqual(framebuffer.logicalRGBA(rotation: .none), quiet, "gone again")
+    }
+
     // MARK: Helpers
 
     private func compareAll(_ screen: String, draw: (ScreenRenderer) throws -> Void) throws {

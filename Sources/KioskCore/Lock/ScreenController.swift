@@ -43,6 +43,9 @@ public struct ScreenStatus: Sendable, Equatable {
     public var stillInProgress = false
     /// Media is playing: no screensaver.
     public var playbackActive = false
+    /// Motion detection sees motion now; an event clip is being written.
+    public var motion = false
+    public var eventClip = false
 
     public init() {}
 }
@@ -191,6 +194,8 @@ public struct ScreenController: Sendable {
         model.deviceName = newStatus.deviceName
         model.notice = newStatus.notice
         model.defaultPinWarning = newStatus.defaultPinWarning
+        model.motion = newStatus.motion
+        model.eventClip = newStatus.eventClip
         return finish(before, [])
     }
 

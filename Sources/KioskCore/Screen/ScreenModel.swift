@@ -54,6 +54,9 @@ public struct ScreenModel: Sendable, Equatable {
     public var notice: String?
     /// Shown until the factory-default PIN is changed.
     public var defaultPinWarning = false
+    /// The motion indicator: motion seen now, an event clip being written.
+    public var motion = false
+    public var eventClip = false
 
     // PIN screen.
     /// How many digits have been typed (the digits themselves are never drawn).
