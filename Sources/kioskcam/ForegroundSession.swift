@@ -62,6 +62,15 @@ struct ForegroundSession {
         // A file replayed as fast as it reads is started after the recording, whose
         // encoder opens on demand: otherwise its first frames went by before anyone
         // wanted them. A live camera runs first, so that the file starts at once.
+        // `[stream] url`: the same packets go live too (one encode, not two). Added
+        // before a file replay starts, so that the stream has its first GOP too.
+        let stream = audioOnly ? nil : SourceFactory.streamOutput(configuration, withSound: microphone != nil,
+                                                                  replay: fileReplay, logger: logger)
+        if let stream {
+            recorder.encoder.add(stream)
+            stream.start()
+        }
+        defer { stream?.stop() }
         if !fileReplay { try startSources(into: recorder) }
         defer { stopSources() }
         do {
@@ -75,13 +84,6 @@ struct ForegroundSession {
         }
         storage.start()
         defer { storage.stop() }
-        // `[stream] url`: the same packets go live too (one encode, not two).
-        let stream = audioOnly ? nil : SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
-        if let stream {
-            recorder.encoder.add(stream)
-            stream.start()
-        }
-        defer { stream?.stop() }
         let progress = ProgressLine(enabled: showProgress)
         var stopReason = "done"
         var cameraLost = false
