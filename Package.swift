@@ -101,7 +101,7 @@ let package = Package(
         .target(
             name: "KioskAppliance",
             dependencies: [
-                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
+                "KioskCore", "KioskWakeUp", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
                 "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "CSystemd",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -6,6 +6,7 @@ import KioskInput
 import KioskPIN
 import KioskScreen
 import KioskSources
+import KioskWakeUp
 import Logging
 
 /// The appliance's one poll loop for people: GPIO button lines, touch devices (and
@@ -16,23 +17,22 @@ import Logging
 /// decision, and performs the effects it returns. A touch is decoded, decided and drawn
 /// in the same wake-up, so a key shows its digit within a frame. Anything slow leaves
 /// the thread: recorder commands run on a serial queue, the PIN hash on another, and
-/// their answers come back through an inbox and a wake-up pipe. The loop sleeps in
+/// their answers come back through an inbox and a `WakeUpEvent`. The loop sleeps in
 /// `poll` until an fd is readable or the controller's next deadline.
-public final class InteractionLoop: @unchecked Sendable {
+public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices and the controller belong to the loop thread; the inbox is under `inboxLock`
     private let appliance: Appliance
     private let logger: Logger
     private let configuration: Configuration
     private let clock = SystemClock()
-    /// Read and write ends of the wake-up pipe.
-    private let wakeFD: Int32
-    private let wakeWriteFD: Int32
+    /// Wakes the loop from `poll` when a message is posted or a stop is asked for.
+    private let wakeUp: WakeUpEvent
     private let inboxLock = Lock()
     // Guarded by `inboxLock`.
     private var inbox: [Message] = []
     private var stopRequested = false
     private var beats: UInt64 = 0
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    private var started = false
+    private let thread = ThreadGroup()
 
     private let commandQueue = DispatchQueue(label: "kioskcam.commands")
     private let pinQueue = DispatchQueue(label: "kioskcam.pin")
@@ -60,16 +60,11 @@ public final class InteractionLoop: @unchecked Sendable {
         self.appliance = appliance
         self.configuration = configuration
         self.logger = logger
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            throw ApplianceError("cannot create the UI loop's wake-up pipe: \(String(cString: strerror(errno)))")
+        do {
+            wakeUp = try WakeUpEvent()
+        } catch {
+            throw ApplianceError("cannot create the UI loop's wake-up eventfd: \(error); the process has too many open files")
         }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-        }
-        wakeFD = ends[0]
-        wakeWriteFD = ends[1]
         pinStore = PinStore(directory: configuration.control.stateDirectory, throttle: configuration.lock.throttle)
         let now = clock.now()
 
@@ -103,11 +98,6 @@ public final class InteractionLoop: @unchecked Sendable {
         }
     }
 
-    deinit {
-        close(wakeFD)
-        close(wakeWriteFD)
-    }
-
     /// Loop iterations so far (the loop wakes at least once a second): the watchdog
     /// pings systemd only while this moves.
     public var heartbeat: UInt64 { inboxLock.withLock { beats } }
@@ -138,22 +128,20 @@ public final class InteractionLoop: @unchecked Sendable {
     // MARK: Thread
 
     public func start() {
-        let thread = Thread { [self] in
-            loop()
-            finished.signal()
-        }
-        thread.name = "kioskcam.ui"
-        self.thread = thread
-        thread.start()
+        guard inboxLock.withLock({ () -> Bool in
+            defer { started = true }
+            return !started
+        }) else { return }
+        thread.start(name: "kioskcam.ui") { [self] in loop() }
     }
 
     /// Stops the loop, waits for it, and releases the devices (the LED goes dark).
     public func stop() {
-        guard thread != nil else { return }
+        guard inboxLock.withLock({ started }) else { return }
         inboxLock.withLock { stopRequested = true }
         wake()
-        finished.wait()
-        thread = nil
+        _ = thread.wait()
+        inboxLock.withLock { started = false }
     }
 
     private func post(_ message: Message) {
@@ -161,10 +149,7 @@ public final class InteractionLoop: @unchecked Sendable {
         wake()
     }
 
-    private func wake() {
-        var one: UInt8 = 1
-        _ = write(wakeWriteFD, &one, 1)   // a full pipe already means "wake up"
-    }
+    private func wake() { wakeUp.signal() }
 
     private func loop() {
         feed(.started)
@@ -193,16 +178,15 @@ public final class InteractionLoop: @unchecked Sendable {
     }
 
     private func waitForInput(until deadline: MonotonicInstant) {
-        var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var fds = [wakeUp.pollDescriptor]
         for fd in buttons?.fileDescriptors ?? [] { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
         for fd in touch?.pollDescriptors ?? [] { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
         let milliseconds = max(0, Int32((deadline.nanoseconds(since: clock.now()) + 999_999) / 1_000_000))
         let ready = poll(&fds, nfds_t(fds.count), milliseconds)
         guard ready > 0 else { return }
         for entry in fds where entry.revents != 0 {
-            if entry.fd == wakeFD {
-                var drain = [UInt8](repeating: 0, count: 64)
-                while read(wakeFD, &drain, drain.count) > 0 {}
+            if entry.fd == wakeUp.fd {
+                _ = wakeUp.drain()
             } else if let buttons, buttons.fileDescriptors.contains(entry.fd) {
                 do {
                     for event in try buttons.handleReadable(fd: entry.fd) { handle(event) }
