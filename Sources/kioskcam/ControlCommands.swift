@@ -125,12 +125,7 @@ struct EventCommand: ParsableCommand {
         )
         @OptionGroup var common: CommonOptions
 
-        func run() throws {
-            try runReportingErrors {
-                let result = try DaemonConnection.send(.eventStart, with: try DaemonConnection.client(common))
-                print("event trigger on" + (result["event"]?.stringValue.map { ": event \($0)" } ?? ""))
-            }
-        }
+        func run() throws { try EventCommand.send(.eventStart, common) }
     }
 
     struct Stop: ParsableCommand {
@@ -140,11 +135,15 @@ struct EventCommand: ParsableCommand {
         )
         @OptionGroup var common: CommonOptions
 
-        func run() throws {
-            try runReportingErrors {
-                let result = try DaemonConnection.send(.eventStop, with: try DaemonConnection.client(common))
-                print("event trigger off" + (result["event"]?.stringValue.map { ": event \($0)" } ?? ""))
-            }
+        func run() throws { try EventCommand.send(.eventStop, common) }
+    }
+
+    /// Sends the trigger and says what the daemon did with it.
+    static func send(_ request: ControlRequest, _ common: CommonOptions) throws {
+        try runReportingErrors {
+            let result = try DaemonConnection.send(request, with: try DaemonConnection.client(common))
+            let word = result["trigger"]?.stringValue ?? (request == .eventStart ? "on" : "off")
+            print("event trigger \(word)" + (result["event"]?.stringValue.map { ": event \($0)" } ?? ""))
         }
     }
 }

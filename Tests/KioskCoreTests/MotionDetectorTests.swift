@@ -10,7 +10,7 @@ final class MotionDetectorTests: XCTestCase {
     /// deterministic noise of ±`noise`, plus a `boxSize` square of bright pixels at `box`.
     private func frame(_ number: Int, offset: Int = 0, noise: Int = 3, box: (x: Int, y: Int)? = nil,
                        boxSize: Int = 30) -> LumaFrame {
-        var generator = SplitMix(seed: UInt64(number) &* 7919 &+ 17)
+        var generator = ControlFuzzTests.SplitMix(state: UInt64(number) &* 7919 &+ 17)
         var pixels = [UInt8](repeating: 0, count: width * height)
         for y in 0..<height {
             for x in 0..<width {
@@ -141,18 +141,5 @@ final class MotionDetectorTests: XCTestCase {
         let watched = mask.watched(width: 4, height: 4)
         XCTAssertEqual(watched.filter { !$0 }.count, 8, "the bottom half, clamped; a region with NaN is no region")
         XCTAssertEqual(Array(watched[8...]), [Bool](repeating: false, count: 8))
-    }
-}
-
-/// A small deterministic generator for test noise.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
