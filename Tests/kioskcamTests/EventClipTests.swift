@@ -231,4 +231,93 @@ final class EventClipTests: XCTestCase {
         // 1 s before the trigger and ~3 s after it, less what the last sync had not written.
         XCTAssertGreaterThan(probe.format.durationSeconds, 2.5)
     }
+
+    /// What must not fire, and what must join, in one 24 s scene: the lights going up
+    /// (a brightness step of the whole frame, 3 s), a box moving only inside a masked band
+    /// (6–8 s), then two crossings 3 s apart (11–12 s and 15–16 s) with `gap_seconds = 5`.
+    /// Exactly one clip, holding both crossings.
+    func testALightSwitchAndMaskedMotionFireNothingAndTwoCrossingsInTheGapAreOneClip() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path
+        let frames = root + "/scene.yuv"
+        try scene.write(to: frames, count: 720) { number in
+            let brightness = number >= 90 ? 40 : 0
+            switch number {
+            case 180..<240: return .init(box: (x: 10 + (number - 180) * 4, y: 190), boxSize: 30, brightness: brightness)
+            case 330..<360: return .init(box: (x: 10 + (number - 330) * 8, y: 100), brightness: brightness)
+            case 450..<480: return .init(box: (x: 250 - (number - 450) * 8, y: 100), brightness: brightness)
+            default: return .init(brightness: brightness)
+            }
+        }
+        let daemon = try startDaemon(root: root, name: "rules", camera: """
+            source = "file:\(frames)"
+            size = "320x240"
+            pixel_format = "YU12"
+            fps = 30
+            """, sections: """
+            [microphone]
+            source = "none"
+            [events]
+            mode = "events"
+            pre_seconds = 1
+            post_seconds = 2
+            gap_seconds = 5
+            [motion]
+            threshold_percent = 1
+            min_frames = 2
+            mask = ["0,0,100,10", "0,75,100,25"]
+            """)
+        defer { daemon.reap() }
+        daemon.waitForLog("ended: video/", seconds: 40)
+        daemon.signal(SIGTERM)
+        daemon.process.waitUntilExit()
+        let events = try JSONDecoder().decode([EventMessage].self, from: Data(daemon.kioskcam(["list", "--events", "--json"]).stdout.utf8))
+        XCTAssertEqual(events.count, 1, "no event for the light or the masked box, one for both crossings: \(events)\n\(daemon.logText())")
+        XCTAssertTrue(daemon.logText().contains("a light switch"), "the brightness step was seen as one")
+        let clip = try XCTUnwrap(events.first?.clip)
+        let numbers = try scene.frameNumbers(of: daemon.media + "/" + clip, scratch: root)
+        let first = try XCTUnwrap(numbers.first), last = try XCTUnwrap(numbers.last)
+        XCTAssertTrue((285...345).contains(first), "begins pre_seconds before the first crossing (frame 330): \(first)")
+        XCTAssertTrue(last >= 480 + 4 * 30, "holds the second crossing and the gap after it: last frame \(last)")
+    }
+
+    /// The sound trigger through the WAV microphone: 4 s of quiet, 2 s of a loud tone,
+    /// quiet again; motion off. One clip, named for the sound.
+    func testALoudSoundMakesASoundClip() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path
+        let wav = root + "/sound.wav"
+        let rate = 48_000
+        var samples = [Int16](repeating: 0, count: rate * 10)
+        for index in (rate * 4)..<(rate * 6) { samples[index] = Int16(16_000 * sin(Double(index) * 2 * .pi * 440 / Double(rate))) }
+        var data = Data("RIFF".utf8)
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        append(UInt32(36 + samples.count * 2)); data.append(contentsOf: Array("WAVEfmt ".utf8))
+        append(UInt32(16)); append(UInt16(1)); append(UInt16(1)); append(UInt32(rate)); append(UInt32(rate * 2)); append(UInt16(2)); append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8)); append(UInt32(samples.count * 2))
+        for sample in samples { append(sample) }
+        try data.write(to: URL(fileURLWithPath: wav))
+        let daemon = try startDaemon(root: root, name: "sound", camera: """
+            source = "test"
+            size = "320x240"
+            """, sections: """
+            [microphone]
+            source = "file:\(wav)"
+            [events]
+            mode = "events"
+            pre_seconds = 1
+            post_seconds = 1
+            motion = false
+            sound = true
+            sound_dbfs = -20
+            sound_ms = 300
+            """)
+        defer { daemon.reap() }
+        daemon.waitForLog("ended: video/", seconds: 20)
+        daemon.signal(SIGTERM)
+        daemon.process.waitUntilExit()
+        let events = try JSONDecoder().decode([EventMessage].self, from: Data(daemon.kioskcam(["list", "--events", "--json"]).stdout.utf8))
+        XCTAssertEqual(events.map(\.triggers), [[.sound]], daemon.logText())
+        XCTAssertTrue(events.first?.clip?.hasSuffix("-sound.mp4") ?? false, "\(events)")
+    }
 }
