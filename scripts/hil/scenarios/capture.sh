@@ -273,6 +273,73 @@ else
 fi
 sed 's/^/HIL: log: /' "$log" | grep -E "lost|back|error" | head -n 6
 
+# --- motion and event clips on vivid's moving picture ------------------------------------
+# vivid's colour bars move when its Horizontal Movement control says so (3 is still, 4
+# "Move Right Slow": a peak score of ~8 % here, above the 1.5 % threshold and far below
+# the 50 % light-switch share even when a slow guest spaces luma frames further apart;
+# "Move Right" reached 45 %):
+# the motion detector must see that (motion-tune), and `kioskcam run` in events mode must
+# file a `-motion` clip from it, with the seconds before the motion.
+if v4l2-ctl -d /dev/video0 -c horizontal_movement=4 2>"$WORK/v4l2-ctl.err"; then
+    if "$KIOSKCAM" motion-tune --camera /dev/video0 --size "$SIZE" --fps 30 --duration 4s --out "$WORK/motion" \
+            >"$WORK/motion.out" 2>"$WORK/motion.err" && grep -q "motion started [1-9]" "$WORK/motion.out"; then
+        hil_pass "motion: vivid's moving bars are motion ($(grep -o 'peak score [0-9.]* %' "$WORK/motion.out"))"
+    else
+        hil_fail "motion: vivid's moving bars are motion" "$(tr '\n' ' ' <"$WORK/motion.out") $(tail -n 2 "$WORK/motion.err" | tr '\n' ' ')"
+    fi
+    events=$WORK/events
+    mkdir -p "$events/state"
+    cat >"$events/kioskcam.toml" <<EOT
+[storage]
+media_root = "$events/media"
+[camera]
+source = "/dev/video0"
+size = "$SIZE"
+fps = 30
+[microphone]
+source = "none"
+[encoder]
+preset = "ultrafast"
+keyframe_interval = 15
+[events]
+mode = "events"
+pre_seconds = 2
+[screen]
+framebuffer = "file:$events/screen.fb"
+[lock]
+start_locked = false
+[control]
+state_directory = "$events/state"
+socket = "$events/control.sock"
+socket_group = ""
+metrics_file = ""
+EOT
+    "$KIOSKCAM" run --config "$events/kioskcam.toml" >"$events/daemon.log" 2>&1 &
+    DAEMON=$!
+    if hil_wait_for 90 grep -q "started: motion" "$events/daemon.log"; then
+        hil_pass "events: kioskcam run starts a motion event on vivid's moving bars"
+        sleep 3
+    else
+        hil_fail "events: a motion event on vivid" "$(grep -E "error|event|motion" "$events/daemon.log" | tail -n 3 | tr '\n' ' ')"
+    fi
+    kill -TERM "$DAEMON" 2>/dev/null
+    wait "$DAEMON"
+    if clip=$("$KIOSKCAM" list --events --json --config "$events/kioskcam.toml" | python3 -c '
+import json, sys
+events = json.load(sys.stdin)
+assert len(events) == 1 and events[0]["triggers"] == ["motion"] and events[0]["type"] == "end", events
+print(events[0]["clip"])') && [[ $clip == *-motion.mp4 ]] &&
+        duration=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$events/media/$clip") &&
+        awk -v d="$duration" 'BEGIN { exit !(d >= 4) }'; then
+        hil_pass "events: one clip, $clip, ${duration} s (the 2 s before the motion included), ended on SIGTERM"
+    else
+        hil_fail "events: one -motion clip in the event log" "$(tail -n 3 "$events/daemon.log" | tr '\n' ' ')"
+    fi
+    v4l2-ctl -d /dev/video0 -c horizontal_movement=3 2>/dev/null
+else
+    hil_fail "motion: vivid's Horizontal Movement control" "$(cat "$WORK/v4l2-ctl.err")"
+fi
+
 # --- the wrappers' own hardware tests (skipped on a host without devices) -------------
 hil_xctest --dir "$WORK" v4l2 KIOSKCAM_HIL_CAMERA=/dev/video0 -- KioskV4L2Tests.V4L2CameraHILTests
 hil_xctest --dir "$WORK" alsa KIOSKCAM_TEST_ALSA_DEVICE=$MIC -- KioskALSATests.ALSAHardwareTests
