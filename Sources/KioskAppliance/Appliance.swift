@@ -74,6 +74,12 @@ public final class Appliance: Sendable {
     public let events: EventRecorder?
     /// The event clips' own recording output and the pre-event ring they begin from.
     let clipOutput: RecordingOutput?
+    /// The encoded seconds a clip can begin in: bytes held now and the budget.
+    public var preEventBuffer: (bytes: Int, seconds: Double, limit: Int)? {
+        guard let ring = (events?.clips as? GraphClipOutput)?.ring else { return nil }
+        let held = ring.held
+        return (held.bytes, held.seconds, ring.byteLimit)
+    }
     /// Run-time camera settings (socket `camera.set`), kept across reconnects.
     let cameraAdjuster: CameraAdjuster
     public let usingBuiltInSources: Bool

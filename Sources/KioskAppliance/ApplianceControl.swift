@@ -120,6 +120,11 @@ struct ApplianceControlHandler: ControlHandler {
             report.lastEvent = events.lastEvent
             report.motionScore = (events.motionScore * 100).rounded() / 100
             report.eventRecording = events.recording
+            if let ring = appliance.preEventBuffer {
+                report.preEventBytes = ring.bytes
+                report.preEventSeconds = (ring.seconds * 100).rounded() / 100
+                report.preEventLimitBytes = ring.limit
+            }
         }
         report.version = version
         return report

@@ -41,7 +41,7 @@ public final class EventRecorder: @unchecked Sendable {
 
     private let settings: Configuration.Events
     private let root: String
-    private let clips: EventClipOutput
+    let clips: EventClipOutput
     private let log: EventLogFile
     private let clock: MonotonicClock
     private let logger: Logger

@@ -18,6 +18,7 @@ public final class PreEventRing: PacketOutput, Sendable {
     ///   - byteLimit: The most memory the ring may hold (the ring drops whole GOPs from
     ///     the front beyond it): about `seconds` at the encoder's bitrate plus one GOP.
     public init(seconds: Double, byteLimit: Int) {
+        self.byteLimit = byteLimit
         state = Locked(State(ring: PacketRing(seconds: seconds, byteLimit: byteLimit)))
     }
 
@@ -39,6 +40,9 @@ public final class PreEventRing: PacketOutput, Sendable {
     public var demand: EncoderDemand { state.withLock { $0.enabled ? [.video, .audio] : .none } }
 
     /// Bytes held and the span they cover, for status and the benchmark.
+    /// The most bytes it may hold.
+    public let byteLimit: Int
+
     public var held: (bytes: Int, seconds: Double) { state.withLock { ($0.ring.bytes, $0.ring.heldSeconds) } }
 
     public func encoderOpened(_ media: EncodedPacket.Media, parameters: StreamParameters) {}

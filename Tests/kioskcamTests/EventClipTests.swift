@@ -180,6 +180,9 @@ final class EventClipTests: XCTestCase {
         let report = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
         XCTAssertEqual(report?["events_mode"] as? String, "both")
         XCTAssertEqual(report?["events_today"] as? Int, 1)
+        let ringBytes = try XCTUnwrap(report?["pre_event_bytes"] as? Int), ringLimit = try XCTUnwrap(report?["pre_event_limit_bytes"] as? Int)
+        XCTAssertGreaterThan(ringBytes, 0, "the ring holds the last seconds")
+        XCTAssertLessThanOrEqual(ringBytes, ringLimit, "within its byte budget")
         XCTAssertEqual(report?["last_event"] as? String, started.stdout.split(separator: " ").last.map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) })
         let text = try daemon.kioskcam(["status"])
         XCTAssertTrue(text.stdout.contains("events:       both mode, 1 today"), text.stdout)

@@ -40,6 +40,10 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var lastEvent: String?
     public var motionScore: Double?
     public var eventRecording: Bool?
+    /// The pre-event ring: bytes held, the seconds they cover, and its byte budget.
+    public var preEventBytes: Int?
+    public var preEventSeconds: Double?
+    public var preEventLimitBytes: Int?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -63,6 +67,9 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case lastEvent = "last_event"
         case motionScore = "motion_score"
         case eventRecording = "event_recording"
+        case preEventBytes = "pre_event_bytes"
+        case preEventSeconds = "pre_event_seconds"
+        case preEventLimitBytes = "pre_event_limit_bytes"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -102,6 +109,9 @@ public struct StatusReport: Sendable, Equatable, Codable {
             if let lastEvent { events += "; last \(lastEvent)" }
             if let motionScore { events += String(format: "; motion %.1f %%", motionScore) }
             lines.append(events)
+            if let preEventBytes, let preEventSeconds, let preEventLimitBytes {
+                lines.append("pre-event:    \(String(format: "%.1f", preEventSeconds)) s in \(ByteCountText.text(Int64(preEventBytes))) of \(ByteCountText.text(Int64(preEventLimitBytes)))")
+            }
         }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
