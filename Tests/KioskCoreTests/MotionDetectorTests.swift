@@ -97,7 +97,7 @@ final class MotionDetectorTests: XCTestCase {
         // Half the frame ignored: the same box scores twice as much.
         var half = MotionDetector(mask: MotionMask(ignoredRegions: [MotionRegion(x: 0.5, y: 0, width: 0.5, height: 1)]))
         var whole = MotionDetector()
-        let frames = (0..<10).map { frame($0) } + [frame(10, box: (x: 40, y: 70), boxSize: 40)]
+        let frames = (0..<20).map { frame($0) } + [frame(20, box: (x: 40, y: 70), boxSize: 40)]
         let halfScore = run(&half, frames).last?.score ?? 0
         let wholeScore = run(&whole, frames).last?.score ?? 0
         XCTAssertEqual(wholeScore, 1600.0 * 100 / Double(width * height), accuracy: 0.3)
@@ -125,6 +125,18 @@ final class MotionDetectorTests: XCTestCase {
         XCTAssertFalse(observation.lightSwitch)
         XCTAssertEqual(observation.score, 0)
         XCTAssertEqual(detector.watchedPixels.count, 160 * 90)
+    }
+
+    func testNothingFiresWhileTheCameraSettlesAfterAStart() {
+        var detector = MotionDetector(settings: .init(thresholdPercent: 1, minimumFrames: 2, warmUpSeconds: 2))
+        // The first 2 s: the exposure settles (a brightness ramp) and a box passes.
+        let settling = (0..<16).map { frame($0, offset: $0 * 4, box: $0 > 8 ? (x: 20 + $0 * 10, y: 70) : nil) }
+        XCTAssertFalse(run(&detector, settling).contains { $0.isMotion || $0.score > 0 || $0.lightSwitch })
+        // Then the scene as it settled is the background, and a box is motion again.
+        let after = (16..<40).map { frame($0, offset: 60, box: $0 >= 30 ? (x: 20 + ($0 - 30) * 12, y: 70) : nil) }
+        let observations = run(&detector, after)
+        XCTAssertFalse(observations[0..<14].contains { $0.isMotion }, "the settled scene is still")
+        XCTAssertTrue(observations.contains { $0.transition == .started })
     }
 
     func testATruncatedFrameIsIgnoredNotATrap() {

@@ -25,9 +25,14 @@ public struct MotionDetector: Sendable {
         public var backgroundShift: Int
         /// The smallest brightness change that counts, whatever the noise.
         public var minimumPixelDelta: Int
+        /// After a (re)start nothing fires for this long while the background follows the
+        /// picture quickly: a camera's exposure and white balance settle in the first
+        /// second or two, and every restart of the daemon would otherwise be an event.
+        public var warmUpSeconds: Double
 
         public init(thresholdPercent: Double = 1.5, minimumFrames: Int = 2, lightSwitchPercent: Double = 50,
-                    backgroundShift: Int = 5, minimumPixelDelta: Int = 12) {
+                    backgroundShift: Int = 5, minimumPixelDelta: Int = 12, warmUpSeconds: Double = 2) {
+            self.warmUpSeconds = warmUpSeconds.isFinite ? min(max(0, warmUpSeconds), 60) : 2
             self.thresholdPercent = thresholdPercent
             self.minimumFrames = max(1, minimumFrames)
             self.lightSwitchPercent = lightSwitchPercent
@@ -65,6 +70,8 @@ public struct MotionDetector: Sendable {
     /// Mean absolute difference of still frames, 8.8 fixed point: the camera's noise.
     private var noise: Int = 0
     private var framesSeen = 0
+    /// The first frame's time since the last reset (the warm-up runs from it).
+    private var firstFrameTime: MonotonicInstant?
     private var isMotion = false
     private var streak = 0
     /// The last frame's changed pixels after the opening (for `motion-tune` pictures).
@@ -85,6 +92,23 @@ public struct MotionDetector: Sendable {
         }
         if size?.width != width || size?.height != height { reset(width: width, height: height, frame) }
         framesSeen += 1
+        let firstTime = firstFrameTime ?? frame.time
+        firstFrameTime = firstTime
+        if frame.time.seconds(since: firstTime) < settings.warmUpSeconds {
+            // Warming up: the background follows the picture a quarter of the way per
+            // frame, and nothing is reported.
+            frame.pixels.withUnsafeBufferPointer { pixels in
+                background.withUnsafeMutableBufferPointer { background in
+                    for index in 0..<count {
+                        let current = Int(background[index])
+                        background[index] = UInt16(clamping: current + ((Int(pixels[index]) << 8) - current) >> 2)
+                    }
+                }
+            }
+            changedPixels = [Bool](repeating: false, count: count)
+            return Observation(score: 0, changedPercent: 0, region: nil, isMotion: false, transition: nil,
+                               lightSwitch: false, pixelThreshold: settings.minimumPixelDelta)
+        }
 
         // 1. Changed pixels against the background, with the noise-following threshold.
         let threshold = max(settings.minimumPixelDelta, (3 * noise + 128) >> 8 + 4)
@@ -181,6 +205,7 @@ public struct MotionDetector: Sendable {
         takeBackground(frame)
         noise = 0
         framesSeen = 0
+        firstFrameTime = nil
         streak = 0
         isMotion = false
     }
