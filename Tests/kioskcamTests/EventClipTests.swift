@@ -78,6 +78,18 @@ final class EventClipTests: XCTestCase {
         return daemon
     }
 
+    /// The file camera replaying a synthetic scene in real time, and no microphone.
+    func sceneCamera(_ frames: String) -> String {
+        """
+        source = "file:\(frames)"
+        size = "\(scene.width)x\(scene.height)"
+        pixel_format = "YU12"
+        fps = \(scene.framesPerSecond)
+        [microphone]
+        source = "none"
+        """
+    }
+
     func testABoxCrossingMakesOneClipFromPreToPost() throws {
         let folder = TemporaryDirectory()
         let root = folder.path
@@ -86,14 +98,7 @@ final class EventClipTests: XCTestCase {
         try scene.write(to: frames, count: 360) { number in
             (120..<180).contains(number) ? .init(box: (x: 10 + (number - 120) * 4, y: 100)) : .init()
         }
-        let daemon = try startDaemon(root: root, name: "scene", camera: """
-            source = "file:\(frames)"
-            size = "320x240"
-            pixel_format = "YU12"
-            fps = 30
-            """, sections: """
-            [microphone]
-            source = "none"
+        let daemon = try startDaemon(root: root, name: "scene", camera: sceneCamera(frames), sections: """
             [events]
             mode = "events"
             pre_seconds = 2
@@ -252,14 +257,7 @@ final class EventClipTests: XCTestCase {
             default: return .init(brightness: brightness)
             }
         }
-        let daemon = try startDaemon(root: root, name: "rules", camera: """
-            source = "file:\(frames)"
-            size = "320x240"
-            pixel_format = "YU12"
-            fps = 30
-            """, sections: """
-            [microphone]
-            source = "none"
+        let daemon = try startDaemon(root: root, name: "rules", camera: sceneCamera(frames), sections: """
             [events]
             mode = "events"
             pre_seconds = 1
