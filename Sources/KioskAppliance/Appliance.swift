@@ -74,9 +74,10 @@ public final class Appliance: Sendable {
     public let events: EventRecorder?
     /// The event clips' own recording output and the pre-event ring they begin from.
     let clipOutput: RecordingOutput?
+    let preEventRing: PreEventRing?
     /// The encoded seconds a clip can begin in: bytes held now and the budget.
     public var preEventBuffer: (bytes: Int, seconds: Double, limit: Int)? {
-        guard let ring = (events?.clips as? GraphClipOutput)?.ring else { return nil }
+        guard let ring = preEventRing else { return nil }
         let held = ring.held
         return (held.bytes, held.seconds, ring.byteLimit)
     }
@@ -136,7 +137,7 @@ public final class Appliance: Sendable {
         digitalZoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
         stream = camera == nil ? nil : SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
         if let stream { graph.encoder.add(stream) }
-        (events, clipOutput) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay, logger: logger)
+        (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay, logger: logger)
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, logger: logger)
         relay.target = self
         try salvageLeftovers(configuration)
@@ -153,8 +154,8 @@ public final class Appliance: Sendable {
     /// pre-event ring and a recording output of their own on the one encode, the luma
     /// branch feeding the motion detector.
     private static func makeEvents(_ configuration: Configuration, settings: RecorderSettings, graph: MediaGraph,
-                                   relay: EventRelay, logger: Logger) -> (EventRecorder?, RecordingOutput?) {
-        guard configuration.events.mode != .continuous, let video = settings.video else { return (nil, nil) }
+                                   relay: EventRelay, logger: Logger) -> (EventRecorder?, RecordingOutput?, PreEventRing?) {
+        guard configuration.events.mode != .continuous, let video = settings.video else { return (nil, nil, nil) }
         let timing = configuration.events.timing
         let bitrate = video.bitrate + (settings.audio?.bitrate ?? 0)
         let keyframeSeconds = Double(max(1, configuration.encoder.keyframeInterval)) / Double(max(1, video.input.framesPerSecond))
@@ -186,7 +187,7 @@ public final class Appliance: Sendable {
                                      publish: { relay.publish(.event($0)) })
         graph.luma.subscribe { [weak recorder] frame in recorder?.observe(frame) }
         logger.notice("event clips: \(configuration.events.mode.rawValue) mode, \(String(format: "%g", timing.preSeconds)) s before and \(String(format: "%g", timing.postSeconds)) s after each trigger; triggers: \(([configuration.events.motion ? "motion" : nil, configuration.events.sound ? "sound" : nil, "buttons", "kioskcam event start"] as [String?]).compactMap { $0 }.joined(separator: ", "))")
-        return (recorder, output)
+        return (recorder, output, ring)
     }
 
     public var configuration: Configuration { currentConfiguration.withLock { $0 } }

@@ -1,7 +1,6 @@
 import Foundation
 import KioskCore
 import KioskRecording
-import KioskScreen
 import Logging
 
 /// Where event clips are written: a recording of the one encode that can begin in the
@@ -41,7 +40,7 @@ public final class EventRecorder: @unchecked Sendable {
 
     private let settings: Configuration.Events
     private let root: String
-    let clips: EventClipOutput
+    private let clips: EventClipOutput
     private let log: EventLogFile
     private let clock: MonotonicClock
     private let logger: Logger
@@ -88,15 +87,7 @@ public final class EventRecorder: @unchecked Sendable {
         log = EventLogFile(root: root)
         planner = EventPlanner(timing: configuration.events.timing)
         sound = configuration.events.soundTrigger
-        var mask = MotionMask(ignoredRegions: configuration.motion.ignoredRegions)
-        if let path = configuration.motion.maskPicture {
-            switch GreyPicture.load(png: path) {
-            case .success(let picture): mask.picture = picture
-            case .failure(let error):
-                logger.error("motion.mask_png: \(error); motion is watched everywhere the rectangles allow — fix the file and restart")
-            }
-        }
-        detector = MotionDetector(settings: configuration.motion.detectorSettings, mask: mask)
+        detector = MotionDetector.configured(configuration, logger: logger)
     }
 
     /// Starts the ticker (clip ends on time, the sound trigger).

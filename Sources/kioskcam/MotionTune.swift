@@ -4,7 +4,7 @@ import Glibc
 import KioskAppliance
 import KioskCore
 import KioskMedia
-import KioskScreen
+import Logging
 
 /// `kioskcam motion-tune`: motion detection as the daemon runs it, on any camera or a raw
 /// file, written out for a person to set `[motion]` by looking — the watched area, the
@@ -65,7 +65,7 @@ struct MotionTune: ParsableCommand {
             }
             let logger = common.makeLogger(configuration)
             let source = try SourceFactory.camera(configuration, realtime: realtime, logger: logger)
-            let watcher = MotionWatcher(configuration: configuration, seconds: seconds)
+            let watcher = MotionWatcher(configuration: configuration, seconds: seconds, logger: logger)
             try source.start(into: watcher)
             watcher.waitUntilDone(timeoutSeconds: seconds * 4 + 30)
             source.stop()
@@ -192,12 +192,10 @@ private final class MotionWatcher: CaptureSink, @unchecked Sendable { // @unchec
     private var next: MonotonicInstant?
     private var finished = false
 
-    init(configuration: Configuration, seconds: Double) {
+    init(configuration: Configuration, seconds: Double, logger: Logger) {
         self.seconds = seconds
         interval = 1_000_000_000 / Int64(max(1, configuration.motion.framesPerSecond))
-        var mask = MotionMask(ignoredRegions: configuration.motion.ignoredRegions)
-        if let path = configuration.motion.maskPicture, case .success(let picture) = GreyPicture.load(png: path) { mask.picture = picture }
-        detector = MotionDetector(settings: configuration.motion.detectorSettings, mask: mask)
+        detector = MotionDetector.configured(configuration, logger: logger)
     }
 
     func deliver(_ frame: VideoFrame) {
