@@ -79,6 +79,23 @@ func checkNames(_ name: String) {
         Fuzz.require(again.kind == kind && again.time == time, "temp name \(name) parses differently from \(written)")
         Fuzz.require(LibraryLayout.parseIncomingLabel(written) == label, "temp name \(name) loses its label in \(written)")
     }
+    if let label = LibraryLayout.eventLabel(ofFileName: name) {
+        // An event file's name: retention keeps it by event_retention_days. It must be one
+        // the library writes, and the shares must split it one way only.
+        Fuzz.require(LibraryLayout.isValidLabel(label), "file name \(name) gave the label \(label)")
+        Fuzz.require(LibraryShare.events.takes(fileName: name) && !LibraryShare.continuous.takes(fileName: name),
+                     "event file \(name) is not only in the events share")
+        let digits = name.utf8.prefix(6).map { Int($0) - 48 }
+        if let time = LocalTimestamp(parsing: Substring("20261124-" + name.prefix(6))), digits.allSatisfy({ (0...9).contains($0) }),
+           let kind = MediaKind.allCases.first(where: { name.hasSuffix("." + $0.fileExtension) }) {
+            let suffix = name.dropFirst(7 + label.utf8.count).dropLast(kind.fileExtension.count + 1)
+            let attempt = suffix.isEmpty ? 0 : Int(suffix.dropFirst()) ?? -1
+            let written = String(LibraryLayout(root: "/m").finalPath(kind, time, attempt: attempt, label: label).split(separator: "/").last ?? "")
+            Fuzz.require(written == name, "event file \(name) writes back as \(written)")
+        }
+    } else if name != LibraryIndex.fileName {
+        Fuzz.require(LibraryShare.continuous.takes(fileName: name), "file \(name) is in no share")
+    }
 }
 
 /// The same text as a real day's `.index` beside a few recordings, listed.

@@ -182,7 +182,7 @@ public final class Appliance: Sendable {
         let levels: @Sendable () -> Double? = { [weak graph] in graph?.status(of: output).audioLevels?.rmsDBFS.max() }
         let recorder = EventRecorder(configuration: configuration, clips: GraphClipOutput(output: output, ring: ring),
                                      clock: SystemClock(), logger: logger,
-                                     snapshot: { done in stills.request(timeout: 5) { done(try? $0.get()) } },
+                                     snapshot: { label, done in stills.request(timeout: 5, label: label) { done(try? $0.get()) } },
                                      soundLevel: levels,
                                      publish: { relay.publish(.event($0)) })
         graph.luma.subscribe { [weak recorder] frame in recorder?.observe(frame) }

@@ -142,12 +142,16 @@ struct ApplianceControlHandler: ControlHandler {
                 case .age(let days): reason = "\(days) days old"
                 case .space: reason = "free space below the floor"
                 }
-                deletions.append(.object(["folder": .string("\(deletion.kind.rawValue)/\(deletion.date.folderName)"),
-                                          "bytes": .integer(deletion.bytes), "reason": .string(reason)]))
+                var entry: [String: JSONValue] = ["folder": .string("\(deletion.kind.rawValue)/\(deletion.date.folderName)"),
+                                                  "bytes": .integer(deletion.bytes), "reason": .string(reason),
+                                                  "share": .string(deletion.share.rawValue)]
+                if deletion.share != .all { entry["files"] = .array(deletion.files.map { .string($0) }) }
+                deletions.append(.object(entry))
             }
             var result: [String: JSONValue] = ["dry_run": .bool(dryRun), "deletions": .array(deletions),
                                                "left_alone": .array(plan.reports.map { .string("\($0.relativePath) (\($0.reason))") })]
-            if !dryRun, !plan.deletions.isEmpty {
+            if !plan.eventLogs.isEmpty { result["event_logs"] = .array(plan.eventLogs.map { .string("events/\($0.folderName).jsonl") }) }
+            if !dryRun, !plan.deletions.isEmpty || !plan.eventLogs.isEmpty {
                 let applied = purger.apply(plan)
                 result["freed_bytes"] = .integer(applied.freedBytes)
                 result["failures"] = .array(applied.failures.map { .string("\($0.kind.rawValue)/\($0.date.folderName): \($0.message)") })

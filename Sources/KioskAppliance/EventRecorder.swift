@@ -45,7 +45,7 @@ public final class EventRecorder: @unchecked Sendable {
     private let clock: MonotonicClock
     private let logger: Logger
     private let publish: @Sendable (EventMessage) -> Void
-    private let snapshot: @Sendable (@escaping @Sendable (String?) -> Void) -> Void
+    private let snapshot: @Sendable (_ label: String, _ done: @escaping @Sendable (String?) -> Void) -> Void
     private let soundLevel: @Sendable () -> Double?
     /// Wall-clock seconds since 1970 now (the log's times); the monotonic clock orders.
     private let wallClock: @Sendable () -> Double
@@ -67,11 +67,13 @@ public final class EventRecorder: @unchecked Sendable {
     private var identities: [Int: (id: String, start: Double)] = [:]
 
     /// - Parameters:
-    ///   - snapshot: Takes a still of the next frame; calls back with its path (nil on failure).
+    ///   - snapshot: Takes a still of the next frame, named with the label (the event's
+    ///     first trigger, `HHMMSS-motion.jpg`, so retention keeps it with the clips);
+    ///     calls back with its path (nil on failure).
     ///   - soundLevel: The loudest channel's level now, dBFS (nil without a microphone).
     ///   - publish: Every message, for the control socket.
     public init(configuration: Configuration, clips: EventClipOutput, clock: MonotonicClock, logger: Logger,
-                snapshot: @escaping @Sendable (@escaping @Sendable (String?) -> Void) -> Void,
+                snapshot: @escaping @Sendable (_ label: String, _ done: @escaping @Sendable (String?) -> Void) -> Void,
                 soundLevel: @escaping @Sendable () -> Double?,
                 wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
                 publish: @escaping @Sendable (EventMessage) -> Void) {
@@ -213,7 +215,7 @@ public final class EventRecorder: @unchecked Sendable {
             remember(message, record.id)
             write(message)
         case .peakFrame(let record):
-            snapshot { [self] path in
+            snapshot(record.triggers.first?.rawValue ?? "event") { [self] path in
                 guard let path else { return }
                 work.async { [self] in self.snapshotTaken(path, for: record.id) }
             }

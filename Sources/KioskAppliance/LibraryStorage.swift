@@ -8,7 +8,8 @@ import Logging
 public enum LibraryStorage {
     public static func purger(_ configuration: Configuration, logger: Logger) -> LibraryPurger {
         LibraryPurger(layout: LibraryLayout(root: configuration.storage.mediaRoot),
-                      retention: RetentionPolicy(retentionDays: configuration.storage.retentionDays),
+                      retention: RetentionPolicy(retentionDays: configuration.storage.retentionDays,
+                                                 eventRetentionDays: configuration.storage.eventRetentionDays),
                       guard: DiskGuardPolicy(floorBytes: configuration.storage.minFreeBytes,
                                              floorPercent: configuration.storage.minFreePercent),
                       logger: logger)

@@ -1,5 +1,6 @@
 /// The disk guard: keeps a free-space floor on the media filesystem by
-/// deleting whole days, oldest first, and says when a recording must not start.
+/// deleting days, oldest first — the continuous footage of every older day before any
+/// event clip — and says when a recording must not start.
 /// Pure: the caller measures free space and day sizes and carries out the plan.
 ///
 /// Two thresholds:
@@ -76,19 +77,23 @@ public struct DiskGuardPolicy: Equatable, Sendable {
 
     /// Which days to delete to get back over the floor.
     ///
-    /// Days go oldest first, stopping as soon as the projected free space reaches the
-    /// floor. Never deleted: today, dates in `protected` (the recording in progress),
-    /// and dates after today (a wrong clock; retention reports them).
+    /// First the continuous footage of each day, oldest first; then, only if that is
+    /// not enough, the event clips of each day, oldest first (users keep events longer
+    /// and want them to survive a full disk). It stops as soon as the projected free
+    /// space reaches the floor. Never deleted: today, dates in `protected` (the
+    /// recording in progress), and dates after today (a wrong clock; retention reports them).
     /// - Parameters:
     ///   - freeBytes: Free space available to kioskcam now (`f_bavail × f_frsize`).
     ///   - totalBytes: The filesystem's size.
     ///   - bitrate: Bits per second of the recording about to start or in progress, if known.
     ///   - days: The space each date takes, across video, photo and audio; a date
     ///     listed more than once is added up.
+    ///   - eventBytes: Of that, the space each date's event clips take (none: a date
+    ///     without clips); more than the day's whole is read as the whole.
     ///   - today: Today's local date.
     ///   - protected: Dates never to delete.
     public func plan(freeBytes: Int64, totalBytes: Int64, bitrate: Int?,
-                     days: [(date: CalendarDate, bytes: Int64)],
+                     days: [(date: CalendarDate, bytes: Int64)], eventBytes: [CalendarDate: Int64] = [:],
                      today: CalendarDate, protected: Set<CalendarDate> = []) -> DiskGuardPlan {
         let floor = floor(totalBytes: totalBytes, currentBitrate: bitrate)
         let hardFloor = hardFloor(totalBytes: totalBytes, currentBitrate: bitrate)
@@ -99,23 +104,31 @@ public struct DiskGuardPolicy: Equatable, Sendable {
 
         var bytesByDate: [CalendarDate: Int64] = [:]
         for day in days { bytesByDate[day.date, default: 0] = Self.add(bytesByDate[day.date] ?? 0, max(0, day.bytes)) }
-        var left: [CalendarDate] = []
-        for date in bytesByDate.keys.sorted() {
-            guard plan.projectedFreeBytes < floor, date < today, !protected.contains(date) else {
-                if date >= today || protected.contains(date) { left.append(date) }
-                continue
-            }
-            let bytes = bytesByDate[date] ?? 0
-            plan.deletions.append(.init(date: date, bytes: bytes))
-            plan.projectedFreeBytes = Self.add(plan.projectedFreeBytes, bytes)
+        let dates = bytesByDate.keys.sorted()
+        let left = dates.filter { $0 >= today || protected.contains($0) }
+        let deletable = dates.filter { $0 < today && !protected.contains($0) }
+        func clips(_ date: CalendarDate) -> Int64 { min(max(0, eventBytes[date] ?? 0), bytesByDate[date] ?? 0) }
+        // Continuous footage first: a day without clips goes whole.
+        for date in deletable where plan.projectedFreeBytes < floor {
+            let footage = (bytesByDate[date] ?? 0) - clips(date)
+            guard footage > 0 || clips(date) == 0 else { continue }
+            plan.deletions.append(.init(date: date, bytes: footage, share: clips(date) == 0 ? .all : .continuous))
+            plan.projectedFreeBytes = Self.add(plan.projectedFreeBytes, footage)
+        }
+        // Then the clips, oldest first.
+        for date in deletable where plan.projectedFreeBytes < floor && clips(date) > 0 {
+            let footageGone = plan.deletions.contains { $0.date == date }
+            plan.deletions.append(.init(date: date, bytes: clips(date), share: footageGone ? .events : .all))
+            plan.projectedFreeBytes = Self.add(plan.projectedFreeBytes, clips(date))
         }
         guard plan.projectedFreeBytes < floor else { return plan }
 
         plan.canRecord = false
         let freed = plan.projectedFreeBytes - free
+        let dayCount = Set(plan.deletions.map(\.date)).count
         let what = plan.deletions.isEmpty
             ? "nothing can be deleted"
-            : "deleting every older day (\(plan.deletions.count) \(plan.deletions.count == 1 ? "day" : "days"), "
+            : "deleting every older day (\(dayCount) \(dayCount == 1 ? "day" : "days"), "
               + "\(ByteCountText.text(freed))) is not enough"
         plan.message = "free space \(ByteCountText.text(free)) is below the floor \(ByteCountText.text(floor)) and "
             + what + " (" + Self.describeLeft(left, today: today, protected: protected) + "): "
@@ -149,14 +162,17 @@ public struct DiskGuardPolicy: Equatable, Sendable {
 public struct DiskGuardPlan: Equatable, Sendable {
     public struct Deletion: Hashable, Sendable {
         public var date: CalendarDate
-        /// The space the day takes across video, photo and audio.
+        /// The space the deletion frees across video, photo and audio.
         public var bytes: Int64
+        /// The whole day, its continuous footage, or (when the footage went first) its event clips.
+        public var share: LibraryShare
         /// Always `.space`: kept so guard and retention deletions read alike.
         public var reason: DeletionReason { .space }
 
-        public init(date: CalendarDate, bytes: Int64) {
+        public init(date: CalendarDate, bytes: Int64, share: LibraryShare = .all) {
             self.date = date
             self.bytes = bytes
+            self.share = share
         }
     }
 
@@ -168,7 +184,7 @@ public struct DiskGuardPlan: Equatable, Sendable {
     public var freeBytes: Int64
     /// Free space once `deletions` are done.
     public var projectedFreeBytes: Int64
-    /// Whole days to delete, oldest first.
+    /// Days (or their footage, then their clips) to delete, in order.
     public var deletions: [Deletion]
     /// Whether a recording may start once `deletions` are done.
     public var canRecord: Bool

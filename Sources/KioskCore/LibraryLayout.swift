@@ -151,6 +151,26 @@ public struct LibraryLayout: Sendable, Equatable {
         (1...16).contains(label.utf8.count) && label.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
     }
 
+    /// The label of a finished file's name (`101455-motion.mp4`, `101455-motion-1.mp4`,
+    /// `101455-motion.jpg`), if any: such a file belongs to an event, which retention
+    /// keeps by `event_retention_days` and the disk guard frees last. `101455.mp4`,
+    /// `101455-1.mp4` and names that are not recordings have none.
+    public static func eventLabel(ofFileName name: String) -> String? {
+        let bytes = Array(name.utf8)
+        guard bytes.count <= 64, bytes.count > 8, bytes[0..<6].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              bytes[6] == UInt8(ascii: "-"), let dot = bytes.lastIndex(of: UInt8(ascii: ".")), dot > 7,
+              MediaKind.allCases.contains(where: { Array($0.fileExtension.utf8) == Array(bytes[(dot + 1)...]) }) else { return nil }
+        let parts = bytes[7..<dot].split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count) else { return nil }
+        if parts.count == 2 {
+            // An attempt number as `finalPath` writes it: 1…9999, no leading zero.
+            guard !parts[1].isEmpty, parts[1].count <= 4, parts[1].first != UInt8(ascii: "0"),
+                  parts[1].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        }
+        let label = String(decoding: parts[0], as: UTF8.self)
+        return isValidLabel(label) ? label : nil
+    }
+
     /// The label of a temp file's name (`video-20261124-101455+motion.mp4.part`), if any.
     public static func parseIncomingLabel(_ name: String) -> String? {
         guard parseIncomingName(name) != nil, let plus = name.lastIndex(of: "+"),

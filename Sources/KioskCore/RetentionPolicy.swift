@@ -122,6 +122,28 @@ public struct LibraryEntry: Hashable, Sendable {
     public var relativePath: String { kind.rawValue + "/" + name }
 }
 
+/// Which files of a date folder a deletion takes. An event clip and its snapshot
+/// (`HHMMSS-motion.mp4`, `HHMMSS-motion.jpg`: a name with a label) are kept by
+/// `storage.event_retention_days` and freed last by the disk guard; every other file is
+/// continuous footage.
+public enum LibraryShare: String, Hashable, Sendable, CaseIterable {
+    /// The whole folder.
+    case all
+    /// Every file but the event clips and snapshots.
+    case continuous
+    /// Only the event clips and snapshots.
+    case events
+
+    /// Whether a file of this name is taken (`.all` takes everything).
+    public func takes(fileName name: String) -> Bool {
+        switch self {
+        case .all: true
+        case .continuous: LibraryLayout.eventLabel(ofFileName: name) == nil && name != LibraryIndex.fileName
+        case .events: LibraryLayout.eventLabel(ofFileName: name) != nil
+        }
+    }
+}
+
 /// Why a date folder is to be deleted.
 public enum DeletionReason: Hashable, Sendable, CustomStringConvertible {
     /// Retention: the folder's date is this many days before today (≥ the retention period).
@@ -144,11 +166,15 @@ public struct RetentionPlan: Equatable, Sendable {
         public var kind: MediaKind
         public var date: CalendarDate
         public var reason: DeletionReason
+        /// The whole folder, or only its continuous footage or its event clips (the two
+        /// retention periods differ).
+        public var share: LibraryShare
 
-        public init(kind: MediaKind, date: CalendarDate, reason: DeletionReason) {
+        public init(kind: MediaKind, date: CalendarDate, reason: DeletionReason, share: LibraryShare = .all) {
             self.kind = kind
             self.date = date
             self.reason = reason
+            self.share = share
         }
 
         /// `video/20260131`, relative to the media root.
@@ -205,9 +231,10 @@ public struct RetentionPlan: Equatable, Sendable {
     }
 }
 
-/// Age-based retention: a date folder is deleted when today's local date is
-/// on or after its date plus `retentionDays` days. Pure: the caller scans, supplies
-/// "today", and carries out the plan.
+/// Age-based retention: a date folder's continuous footage is deleted when today's local
+/// date is on or after its date plus `retentionDays` days, its event clips after
+/// `eventRetentionDays`; the whole folder when both are due. Pure: the caller scans,
+/// supplies "today", and carries out the plan.
 public struct RetentionPolicy: Equatable, Sendable {
     /// The default retention period: 30 days.
     public static let defaultRetentionDays = 30
@@ -216,9 +243,13 @@ public struct RetentionPolicy: Equatable, Sendable {
     /// January 31st. Values below 1 switch age-based deletion off (the disk guard
     /// still runs) — the harmless reading of a value that configuration should reject.
     public var retentionDays: Int
+    /// Days event clips and their snapshots are kept; nil: as long as `retentionDays`.
+    /// Below 1: event clips are never deleted for their age.
+    public var eventRetentionDays: Int?
 
-    public init(retentionDays: Int = RetentionPolicy.defaultRetentionDays) {
+    public init(retentionDays: Int = RetentionPolicy.defaultRetentionDays, eventRetentionDays: Int? = nil) {
         self.retentionDays = retentionDays
+        self.eventRetentionDays = eventRetentionDays
     }
 
     /// Decides what goes.
@@ -250,8 +281,18 @@ public struct RetentionPolicy: Equatable, Sendable {
                     continue
                 }
                 let age = today.days(since: date)
-                guard retentionDays >= 1, age >= retentionDays, date != today, !protected.contains(date) else { continue }
-                plan.deletions.append(.init(kind: entry.kind, date: date, reason: .age(days: age)))
+                guard date != today, !protected.contains(date) else { continue }
+                let eventDays = eventRetentionDays ?? retentionDays
+                let continuousDue = retentionDays >= 1 && age >= retentionDays
+                let eventsDue = eventDays >= 1 && age >= eventDays
+                let share: LibraryShare
+                switch (continuousDue, eventsDue) {
+                case (true, true): share = .all
+                case (true, false): share = .continuous
+                case (false, true): share = .events
+                case (false, false): continue
+                }
+                plan.deletions.append(.init(kind: entry.kind, date: date, reason: .age(days: age), share: share))
             }
         }
         let kindOrder = Dictionary(uniqueKeysWithValues: MediaKind.allCases.enumerated().map { ($1, $0) })

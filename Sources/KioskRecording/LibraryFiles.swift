@@ -166,14 +166,14 @@ public struct LibraryFiles: Sendable {
     }
 
     /// Writes `bytes` to a new library file via the temp area (for stills).
-    public func writeFile(_ bytes: [UInt8], kind: MediaKind, time: LocalTimestamp) throws(RecorderError) -> String {
+    public func writeFile(_ bytes: [UInt8], kind: MediaKind, time: LocalTimestamp, label: String? = nil) throws(RecorderError) -> String {
         try prepare()
         var serial = 0
-        var temp = layout.incomingPath(kind, time)
+        var temp = layout.incomingPath(kind, time, label: label)
         var fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         while fd < 0 && errno == EEXIST && serial < 100 {
             serial += 1
-            temp = layout.incomingPath(kind, time, serial: serial)
+            temp = layout.incomingPath(kind, time, serial: serial, label: label)
             fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         }
         guard fd >= 0 else { throw RecorderError(.library, "cannot create \(temp): \(String(cString: strerror(errno)))") }
@@ -186,7 +186,7 @@ public struct LibraryFiles: Sendable {
             throw RecorderError(writeErrno == ENOSPC ? .diskFull : .library,
                                 "cannot write \(temp): \(String(cString: strerror(writeErrno)))")
         }
-        return try moveIntoLibrary(temp, kind: kind, time: time)
+        return try moveIntoLibrary(temp, kind: kind, time: time, label: label)
     }
 
     private func syncDirectory(_ path: String) {

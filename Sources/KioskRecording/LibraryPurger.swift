@@ -23,28 +23,52 @@ public struct PurgePlan: Equatable, Sendable {
     public struct Deletion: Hashable, Sendable, CustomStringConvertible {
         public var kind: MediaKind
         public var date: CalendarDate
-        /// Space on disk the folder takes now: what deleting it frees.
+        /// Space on disk the folder (or the files) takes now: what deleting it frees.
         public var bytes: Int64
         public var reason: DeletionReason
+        /// `.all`: the folder goes. Otherwise only `files`, the folder's continuous
+        /// footage or its event clips (the folder goes too once nothing else is left).
+        public var share: LibraryShare
+        /// The names of the files a partial deletion takes; empty for `.all`.
+        public var files: [String]
 
-        public init(kind: MediaKind, date: CalendarDate, bytes: Int64, reason: DeletionReason) {
+        public init(kind: MediaKind, date: CalendarDate, bytes: Int64, reason: DeletionReason,
+                    share: LibraryShare = .all, files: [String] = []) {
             self.kind = kind
             self.date = date
             self.bytes = bytes
             self.reason = reason
+            self.share = share
+            self.files = files
         }
 
         /// `video/20260131`, relative to the media root.
         public var relativePath: String { kind.rawValue + "/" + date.folderName }
-        public var description: String { "\(relativePath) (\(ByteCountText.text(bytes))): \(reason)" }
+        /// "whole folder", "continuous footage (3 files)", "event clips (1 file)".
+        public var what: String {
+            let count = files.count == 1 ? "1 file" : "\(files.count) files"
+            switch share {
+            case .all: return "whole folder"
+            case .continuous: return "continuous footage (\(count))"
+            case .events: return "event clips (\(count))"
+            }
+        }
+        public var description: String {
+            share == .all ? "\(relativePath) (\(ByteCountText.text(bytes))): \(reason)"
+                : "\(relativePath), \(what) (\(ByteCountText.text(bytes))): \(reason)"
+        }
     }
 
     /// The date the plan was made for; `apply` never deletes it.
     public var today: CalendarDate
     /// Dates never deleted: the caller's plus those of recordings in `.incoming`.
     public var protected: Set<CalendarDate>
-    /// Retention's deletions (oldest first), then the disk guard's (oldest first).
+    /// Retention's deletions (oldest first), then the disk guard's (continuous footage
+    /// oldest first, then event clips oldest first).
     public var deletions: [Deletion]
+    /// Days whose event log (`events/YYYYMMDD.jsonl`) goes: their clips' retention is
+    /// over, or the disk guard deleted their clips.
+    public var eventLogs: [CalendarDate] = []
     /// Names left alone, with the reason.
     public var reports: [LibraryReport]
     /// The disk guard's view: floor, hard floor, free space (after retention's
@@ -70,7 +94,7 @@ public struct PurgeResult: Equatable, Sendable {
         public var description: String { relativePath + ": " + message }
     }
 
-    /// Date folders deleted completely, in the order they were deleted.
+    /// Deletions done (whole date folders, or a folder's footage or clips), in order.
     public var deleted: [PurgePlan.Deletion] = []
     /// Date folders that could not be deleted (completely); what was removed stays removed.
     public var failures: [Failure] = []
@@ -100,9 +124,11 @@ public struct SpaceCheck: Equatable, Sendable {
     public var mustStopRecording: Bool { freeBytes < hardFloorBytes }
 }
 
-/// Deletes expired and, when space runs short, the oldest date folders.
+/// Deletes expired and, when space runs short, the oldest date folders — their
+/// continuous footage first, their event clips (`HHMMSS-motion.mp4`) last.
 ///
-/// Only `<root>/{video,photo,audio}/YYYYMMDD` folders are ever deleted, and never by
+/// Only `<root>/{video,photo,audio}/YYYYMMDD` folders, files directly inside them and
+/// the event logs of their days (`events/YYYYMMDD.jsonl`) are ever deleted, and never by
 /// following a symlink: a date "folder" that is a symlink is reported, a symlink inside
 /// a date folder is unlinked itself (its target untouched), and nothing on another
 /// filesystem mounted inside a date folder is touched.
@@ -147,37 +173,83 @@ public struct LibraryPurger: Sendable {
         let (free, total) = try LibraryScanner.freeSpace(of: layout.root)
         let plan = Self.plan(scan: scan, freeBytes: free, totalBytes: total, today: today,
                              protected: protected.union(incomingDates()), bitrate: bitrate,
-                             retention: retention, diskGuard: diskGuard)
+                             retention: retention, diskGuard: diskGuard, eventLogDays: eventLogDays())
         logReportsOnce(plan.reports)
         return plan
     }
 
     /// The decision on a scan already made: retention first, then the disk guard on
     /// what retention leaves (its projected free space counting retention's deletions).
+    /// - Parameter eventLogDays: The days that have an event log (`events/YYYYMMDD.jsonl`).
     public static func plan(scan: LibraryScan, freeBytes: Int64, totalBytes: Int64, today: CalendarDate,
                             protected: Set<CalendarDate>, bitrate: Int?,
-                            retention: RetentionPolicy, diskGuard: DiskGuardPolicy) -> PurgePlan {
-        var folderBytes: [String: Int64] = [:]
-        for folder in scan.dateFolders { folderBytes[folder.relativePath] = folder.diskBytes }
-
-        let decided = retention.decide(today: today, entries: scan.entries, protected: protected)
-        var deletions = decided.deletions.map {
-            PurgePlan.Deletion(kind: $0.kind, date: $0.date, bytes: folderBytes[$0.relativePath] ?? 0, reason: $0.reason)
-        }
-        let expired = Set(deletions.map(\.date))
-        let freedByAge = deletions.reduce(Int64(0)) { $0 + $1.bytes }
-        let (projected, overflow) = freeBytes.addingReportingOverflow(freedByAge)
-        let space = diskGuard.plan(freeBytes: overflow ? Int64.max : projected, totalBytes: totalBytes, bitrate: bitrate,
-                                   days: scan.days.filter { !expired.contains($0.date) },
-                                   today: today, protected: protected)
-        for day in space.deletions {
-            for folder in scan.folders(on: day.date) {
-                deletions.append(.init(kind: folder.kind, date: folder.date, bytes: folder.diskBytes, reason: .space))
+                            retention: RetentionPolicy, diskGuard: DiskGuardPolicy,
+                            eventLogDays: [CalendarDate] = []) -> PurgePlan {
+        var left = scan
+        var deletions: [PurgePlan.Deletion] = []
+        /// Takes a share of a folder still in `left` into `deletions`, and out of `left`.
+        func take(_ share: LibraryShare, kind: MediaKind, date: CalendarDate, reason: DeletionReason) {
+            guard let index = left.dateFolders.firstIndex(where: { $0.kind == kind && $0.date == date }),
+                  let deletion = deletion(of: left.dateFolders[index], share: share, reason: reason) else { return }
+            deletions.append(deletion)
+            if deletion.share == .all {
+                left.dateFolders.remove(at: index)
+            } else {
+                let taken = Set(deletion.files)
+                left.dateFolders[index].files.removeAll { taken.contains($0.name) }
+                left.dateFolders[index].diskBytes -= deletion.bytes
             }
         }
+
+        let decided = retention.decide(today: today, entries: scan.entries, protected: protected)
+        for expired in decided.deletions { take(expired.share, kind: expired.kind, date: expired.date, reason: expired.reason) }
+        let freedByAge = deletions.reduce(Int64(0)) { $0 + $1.bytes }
+        let (projected, overflow) = freeBytes.addingReportingOverflow(freedByAge)
+        var eventBytes: [CalendarDate: Int64] = [:]
+        for folder in left.dateFolders { eventBytes[folder.date, default: 0] += eventShareBytes(folder) }
+        let space = diskGuard.plan(freeBytes: overflow ? Int64.max : projected, totalBytes: totalBytes, bitrate: bitrate,
+                                   days: left.days, eventBytes: eventBytes, today: today, protected: protected)
+        for day in space.deletions {
+            for folder in left.folders(on: day.date) { take(day.share, kind: folder.kind, date: day.date, reason: .space) }
+        }
+
+        // An event log goes with its day's clips: by their retention, or when the guard took them.
+        let eventDays = retention.eventRetentionDays ?? retention.retentionDays
+        let clipsTaken = Set(space.deletions.filter { $0.share != .continuous }.map(\.date))
+        let eventLogs = eventLogDays.filter { day in
+            day < today && !protected.contains(day)
+                && ((eventDays >= 1 && today.days(since: day) >= eventDays) || clipsTaken.contains(day))
+        }.sorted()
         let reports = decided.reported.map { LibraryReport(relativePath: $0.relativePath, reason: $0.why.description) }
             + scan.problems.map { LibraryReport(relativePath: $0.relativePath, reason: $0.reason) }
-        return PurgePlan(today: today, protected: protected, deletions: deletions, reports: reports, space: space)
+        return PurgePlan(today: today, protected: protected, deletions: deletions, eventLogs: eventLogs,
+                         reports: reports, space: space)
+    }
+
+    /// What taking `share` of `folder` deletes, or nil when it holds nothing of that share.
+    /// A folder with only continuous footage goes whole for `.continuous`, one with only
+    /// event clips whole for `.events`; a mixed one loses only the files of the share.
+    /// Subfolders and other odd entries count as footage (they go with the whole folder).
+    static func deletion(of folder: LibraryScan.DateFolder, share: LibraryShare, reason: DeletionReason) -> PurgePlan.Deletion? {
+        let clips = folder.files.filter { LibraryShare.events.takes(fileName: $0.name) }
+        let footage = folder.files.filter { LibraryShare.continuous.takes(fileName: $0.name) }
+        let hasFootage = !footage.isEmpty || folder.otherEntries > 0
+        let whole = PurgePlan.Deletion(kind: folder.kind, date: folder.date, bytes: folder.diskBytes, reason: reason)
+        func part(_ files: [LibraryScan.File]) -> PurgePlan.Deletion {
+            PurgePlan.Deletion(kind: folder.kind, date: folder.date, bytes: files.reduce(0) { $0 + $1.diskBytes },
+                               reason: reason, share: share, files: files.map(\.name))
+        }
+        switch share {
+        case .all: return whole
+        case .continuous: return clips.isEmpty ? whole : hasFootage ? part(footage) : nil
+        case .events: return !hasFootage ? whole : clips.isEmpty ? nil : part(clips)
+        }
+    }
+
+    /// The space taking the event share of `folder` frees (all of it when it holds only clips).
+    static func eventShareBytes(_ folder: LibraryScan.DateFolder) -> Int64 {
+        guard folder.files.contains(where: { LibraryShare.events.takes(fileName: $0.name) }) else { return 0 }
+        return deletion(of: folder, share: .events, reason: .space)?.bytes ?? 0
     }
 
     /// Plans and logs what a purge would delete, deleting nothing (`kioskcam purge --dry-run`).
@@ -211,13 +283,20 @@ public struct LibraryPurger: Sendable {
                 continue
             }
             do {
-                try deleteDateFolder(kind: deletion.kind, date: deletion.date)
+                if deletion.share == .all {
+                    try deleteDateFolder(kind: deletion.kind, date: deletion.date)
+                } else {
+                    try deleteFiles(deletion.files, kind: deletion.kind, date: deletion.date)
+                }
                 result.deleted.append(deletion)
                 logger.notice("deleted \(layout.root)/\(deletion)")
             } catch {
                 result.failures.append(.init(kind: deletion.kind, date: deletion.date, message: error.message))
                 logger.error("could not delete \(layout.root)/\(deletion.relativePath): \(error.message)")
             }
+        }
+        for day in plan.eventLogs where day < plan.today && !plan.protected.contains(day) {
+            deleteEventLog(day)
         }
         if let (free, _) = try? LibraryScanner.freeSpace(of: layout.root) {
             result.freeBytes = free
@@ -275,6 +354,63 @@ public struct LibraryPurger: Sendable {
         }
         try removeContents(of: folderFD, path: path, device: kindInfo.st_dev, depth: 0)
         guard unlinkat(kindFD, name, AT_REMOVEDIR) == 0 || errno == ENOENT else { throw Self.failure("remove", path) }
+    }
+
+    /// Removes the named regular files from `<root>/<kind>/<YYYYMMDD>` (a partial
+    /// deletion), never following a symlink; then the folder itself when nothing but its
+    /// index is left.
+    private func deleteFiles(_ names: [String], kind: MediaKind, date: CalendarDate) throws(RecorderError) {
+        let path = layout.kindDirectory(kind) + "/" + date.folderName
+        let rootFD = open(layout.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard rootFD >= 0 else { throw Self.failure("open", layout.root) }
+        defer { close(rootFD) }
+        let folderFD = openat(rootFD, kind.rawValue + "/" + date.folderName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard folderFD >= 0 else {
+            if errno == ENOENT { return }
+            throw Self.failure("open", path)
+        }
+        defer { close(folderFD) }
+        for name in names {
+            // Names come from a scan: one path component, never `.`/`..`, never the index.
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != "..", name != LibraryIndex.fileName else { continue }
+            var info = stat()
+            guard fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { continue }
+                throw Self.failure("stat", path + "/" + name)
+            }
+            guard info.st_mode & S_IFMT == S_IFREG else { continue }
+            guard unlinkat(folderFD, name, 0) == 0 || errno == ENOENT else { throw Self.failure("remove", path + "/" + name) }
+        }
+        guard onlyIndexLeft(folderFD) else { return }
+        try deleteDateFolder(kind: kind, date: date)
+    }
+
+    /// Whether the folder open on `fd` holds nothing but (maybe) its index.
+    private func onlyIndexLeft(_ fd: Int32) -> Bool {
+        let copy = dup(fd)
+        guard copy >= 0, let directory = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            return false
+        }
+        defer { closedir(directory) }
+        var others = 0
+        LibraryScanner.forEachEntry(directory) { name, _ in
+            if String(cString: name) != LibraryIndex.fileName { others += 1 }
+        }
+        return others == 0
+    }
+
+    /// Deletes `events/YYYYMMDD.jsonl`; a failure is logged, never fatal.
+    private func deleteEventLog(_ day: CalendarDate) {
+        let path = eventLogDirectory + "/" + day.folderName + ".jsonl"
+        let directoryFD = open(eventLogDirectory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directoryFD >= 0 else { return }
+        defer { close(directoryFD) }
+        if unlinkat(directoryFD, day.folderName + ".jsonl", 0) == 0 {
+            logger.notice("deleted \(path): the event log of a day whose clips are gone")
+        } else if errno != ENOENT {
+            logger.error("could not delete \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Empties the directory open on `fd` (taking ownership of it), depth first.
@@ -337,6 +473,22 @@ public struct LibraryPurger: Sendable {
     }
 
     // MARK: Helpers
+
+    private var eventLogDirectory: String { EventLogFile(root: layout.root).directory }
+
+    /// The days that have an event log (`events/YYYYMMDD.jsonl`).
+    private func eventLogDays() -> [CalendarDate] {
+        guard let directory = opendir(eventLogDirectory) else { return [] }
+        defer { closedir(directory) }
+        var days: [CalendarDate] = []
+        LibraryScanner.forEachEntry(directory) { name, result in
+            let text = String(cString: name)
+            guard text.hasSuffix(".jsonl"), case .success(let info) = result, info.st_mode & S_IFMT == S_IFREG,
+                  let day = CalendarDate(folderName: text.dropLast(6)) else { return }
+            days.append(day)
+        }
+        return days
+    }
 
     /// Start dates of the recordings in `<root>/.incoming`: in progress, or left by a
     /// crash for salvage to move into those dates' folders.

@@ -11,6 +11,8 @@ public struct LibraryScan: Equatable, Sendable {
         public var bytes: Int64
         /// Its modification time, seconds since 1970 (`st_mtim`).
         public var modified: Int64
+        /// The space it takes on disk (`st_blocks × 512`): what deleting it frees.
+        public var diskBytes: Int64 = 0
     }
 
     /// A real directory (not a symlink) directly in a kind folder whose name is a valid
@@ -170,7 +172,7 @@ public struct LibraryScanner: Sendable {
             case S_IFREG:
                 folder.bytes += Int64(info.st_size)
                 folder.files.append(.init(name: String(cString: name), bytes: Int64(info.st_size),
-                                          modified: Int64(info.st_mtim.tv_sec)))
+                                          modified: Int64(info.st_mtim.tv_sec), diskBytes: Int64(info.st_blocks) * 512))
             case S_IFDIR:
                 folder.otherEntries += 1
                 if let nested = sumSubfolder(parentFD: dirfd(directory), name: name, depth: 1) {

@@ -30,6 +30,7 @@ public final class StillBranch: CaptureBranch, Sendable {
     private struct Waiter {
         var id: Int
         var deadline: MonotonicInstant
+        var label: String?
         var completion: @Sendable (Result<String, RecorderError>) -> Void
     }
 
@@ -46,14 +47,15 @@ public final class StillBranch: CaptureBranch, Sendable {
     /// Saves the next frame as a JPEG.
     /// - Parameters:
     ///   - timeout: Seconds to wait for a frame; then `completion` gets `.snapshotFailed`.
+    ///   - label: Goes into the file's name (`HHMMSS-motion.jpg`): an event's still.
     ///   - completion: Called once, on the stills queue (or at once when too many wait).
-    public func request(timeout: Double, _ completion: @escaping @Sendable (Result<String, RecorderError>) -> Void) {
+    public func request(timeout: Double, label: String? = nil, _ completion: @escaping @Sendable (Result<String, RecorderError>) -> Void) {
         let seconds = max(0, min(timeout, 3600))
         let deadline = clock.now().advanced(byNanoseconds: Int64(seconds * 1e9))
         let id = state.withLock { state -> Int? in
             guard state.waiters.count < Self.maximumWaiters else { return nil }
             state.sequence += 1
-            state.waiters.append(Waiter(id: state.sequence, deadline: deadline, completion: completion))
+            state.waiters.append(Waiter(id: state.sequence, deadline: deadline, label: label, completion: completion))
             return state.sequence
         }
         guard let id else {
@@ -88,15 +90,20 @@ public final class StillBranch: CaptureBranch, Sendable {
             return state.waiters
         }
         guard !answered.isEmpty else { return }
-        // The frame's buffer is held until the JPEG is made: no copy.
+        // The frame's buffer is held until the JPEG is made: no copy. One file per
+        // label (a plain still and an event's still of the same frame are two files).
         queue.async { [self] in
-            let result = save(frame)
-            for waiter in answered { waiter.completion(result) }
+            defer { frame.buffer.doneReading() }
+            var saved: [String?: Result<String, RecorderError>] = [:]
+            for waiter in answered {
+                let result = saved[waiter.label] ?? save(frame, label: waiter.label)
+                saved[waiter.label] = result
+                waiter.completion(result)
+            }
         }
     }
 
-    private func save(_ frame: VideoFrame) -> Result<String, RecorderError> {
-        defer { frame.buffer.doneReading() }
+    private func save(_ frame: VideoFrame, label: String?) -> Result<String, RecorderError> {
         do {
             let quality = quality
             let bytes = try encoder.withLock { cached -> [UInt8] in
@@ -109,7 +116,7 @@ public final class StillBranch: CaptureBranch, Sendable {
                 }
                 return try encoder.encode(frame.buffer.bytes)
             }
-            let path = try files.writeFile(bytes, kind: .photo, time: LocalTimestamp(Date()))
+            let path = try files.writeFile(bytes, kind: .photo, time: LocalTimestamp(Date()), label: label)
             logger.info("snapshot \(path)")
             onSaved(path)
             return .success(path)

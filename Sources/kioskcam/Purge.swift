@@ -8,8 +8,8 @@ import KioskRecording
 /// also do it at start-up, hourly and when space runs low).
 struct Purge: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Delete date folders past storage.retention_days, and the oldest days while free space is below the floor.",
-        discussion: "Folders whose names are not dates are never deleted, only reported. Today's folder and a recording in progress are never deleted."
+        abstract: "Delete footage past storage.retention_days, event clips past storage.event_retention_days, and the oldest days while free space is below the floor.",
+        discussion: "Below the floor, the continuous footage of every older day goes before any event clip. Folders whose names are not dates are never deleted, only reported. Today's folder and a recording in progress (an event clip being written included) are never deleted."
     )
 
     @OptionGroup var common: CommonOptions
@@ -32,15 +32,22 @@ struct Purge: ParsableCommand {
             }
             for deletion in plan.deletions {
                 let why: String
-                switch deletion.reason {
-                case .age(let days): why = "\(days) days old (retention \(configuration.storage.retentionDays) days)"
-                case .space: why = "free space below the floor \(ByteCountText.text(plan.space.floorBytes))"
+                let storage = configuration.storage
+                let eventDays = storage.eventRetentionDays ?? storage.retentionDays
+                switch (deletion.reason, deletion.share) {
+                case (.age(let days), .events): why = "\(days) days old (event_retention_days \(eventDays))"
+                case (.age(let days), .all) where eventDays != storage.retentionDays:
+                    why = "\(days) days old (retention \(storage.retentionDays) days, event_retention_days \(eventDays))"
+                case (.age(let days), _): why = "\(days) days old (retention \(storage.retentionDays) days)"
+                case (.space, _): why = "free space below the floor \(ByteCountText.text(plan.space.floorBytes))"
                 }
-                print("\(dryRun ? "would delete" : "deleting") \(deletion.kind.rawValue)/\(deletion.date.folderName)  \(ByteCountText.text(deletion.bytes))  \(why)")
+                let what = deletion.share == .all ? "" : " " + deletion.what
+                print("\(dryRun ? "would delete" : "deleting") \(deletion.kind.rawValue)/\(deletion.date.folderName)\(what)  \(ByteCountText.text(deletion.bytes))  \(why)")
             }
+            for day in plan.eventLogs { print("\(dryRun ? "would delete" : "deleting") events/\(day.folderName).jsonl  (its day's clips are gone)") }
             for report in plan.reports { print("left alone: \(report.relativePath) (\(report.reason))") }
-            if plan.deletions.isEmpty { print("nothing to delete") }
-            if !dryRun, !plan.deletions.isEmpty {
+            if plan.deletions.isEmpty && plan.eventLogs.isEmpty { print("nothing to delete") }
+            if !dryRun, !plan.deletions.isEmpty || !plan.eventLogs.isEmpty {
                 let result = purger.apply(plan)
                 for failure in result.failures { print("could not delete \(failure.kind.rawValue)/\(failure.date.folderName): \(failure.message)") }
                 print("freed \(ByteCountText.text(result.freedBytes))")

@@ -35,7 +35,7 @@ final class EventRecorderTests: XCTestCase {
     }
 
     private func makeRecorder(root: String, configure: (inout Configuration) -> Void = { _ in },
-                              snapshot: @escaping @Sendable (@escaping @Sendable (String?) -> Void) -> Void = { $0(nil) },
+                              snapshot: @escaping @Sendable (String, @escaping @Sendable (String?) -> Void) -> Void = { $1(nil) },
                               level: @escaping @Sendable () -> Double? = { nil })
         -> (EventRecorder, FakeClips, ManualClock, Published) {
         var configuration = Configuration()
@@ -97,8 +97,8 @@ final class EventRecorderTests: XCTestCase {
         let (recorder, clips, clock, published) = makeRecorder(root: folder.path, configure: {
             $0.motion.thresholdPercent = 0.5
             $0.motion.minimumFrames = 2
-        }, snapshot: { done in
-            let path = stills + "/still-\(UUID().uuidString.prefix(6)).jpg"
+        }, snapshot: { label, done in
+            let path = stills + "/still-\(UUID().uuidString.prefix(6))-\(label).jpg"
             FileManager.default.createFile(atPath: path, contents: Data([0xFF, 0xD8]))
             counter.add(EventMessage(type: .new, id: path, start: 0, clipStart: 0, triggers: []))
             done(path)
@@ -120,6 +120,7 @@ final class EventRecorderTests: XCTestCase {
         XCTAssertGreaterThan(recorder.currentStatus.motionScore, 3)
         let updates = published.all.filter { $0.type == .update }
         XCTAssertEqual(updates.last?.snapshot?.hasPrefix("photo/20261124/still-"), true, "\(updates)")
+        XCTAssertEqual(updates.last?.snapshot?.hasSuffix("-motion.jpg"), true, "the still is named with the trigger: \(updates)")
         XCTAssertGreaterThan(updates.last?.peakScore ?? 0, 3)
         let remaining = try FileManager.default.contentsOfDirectory(atPath: stills)
         XCTAssertEqual(remaining.count, 1, "one still per event, the best so far: \(remaining) of \(counter.all.count) taken")

@@ -93,6 +93,36 @@ final class DiskGuardPolicyTests: XCTestCase {
         XCTAssertNil(plan.message)
     }
 
+    func testContinuousFootageOfEveryOlderDayGoesBeforeAnyEventClip() {
+        // Days 5, 4 and 3 hold 300 MiB each, of which 100, 0 and 50 MiB are event clips; day 2 only clips.
+        let days: [(date: CalendarDate, bytes: Int64)] = [(day(5), 300 * MiB), (day(4), 300 * MiB), (day(3), 300 * MiB),
+                                                          (day(2), 80 * MiB), (today, GiB)]
+        let clips: [CalendarDate: Int64] = [day(5): 100 * MiB, day(3): 50 * MiB, day(2): 80 * MiB, today: 10 * MiB]
+        let policy = DiskGuardPolicy(floorBytes: GiB)
+        // 250 MiB short: day 5's and day 4's footage are enough; every clip stays.
+        let footage = policy.plan(freeBytes: 774 * MiB, totalBytes: 64 * GiB, bitrate: nil, days: days, eventBytes: clips, today: today)
+        XCTAssertEqual(footage.deletions, [.init(date: day(5), bytes: 200 * MiB, share: .continuous),
+                                           .init(date: day(4), bytes: 300 * MiB, share: .all)])
+        // 850 MiB short: all footage (750 MiB), then the oldest clips; the newer clips stay.
+        let clipsToo = policy.plan(freeBytes: 174 * MiB, totalBytes: 64 * GiB, bitrate: nil, days: days, eventBytes: clips, today: today)
+        XCTAssertEqual(clipsToo.deletions, [.init(date: day(5), bytes: 200 * MiB, share: .continuous),
+                                            .init(date: day(4), bytes: 300 * MiB, share: .all),
+                                            .init(date: day(3), bytes: 250 * MiB, share: .continuous),
+                                            .init(date: day(5), bytes: 100 * MiB, share: .events)])
+        XCTAssertTrue(clipsToo.canRecord)
+        // Not enough at all: every older day goes whole in the end, today's clips stay.
+        let everything = policy.plan(freeBytes: 0, totalBytes: 64 * GiB, bitrate: nil, days: days, eventBytes: clips, today: today)
+        XCTAssertEqual(everything.deletions.map(\.share), [.continuous, .all, .continuous, .events, .events, .all])
+        XCTAssertEqual(everything.deletions.last, .init(date: day(2), bytes: 80 * MiB, share: .all), "a day of clips only goes whole")
+        XCTAssertEqual(everything.projectedFreeBytes, 980 * MiB)
+        XCTAssertFalse(everything.canRecord)
+        XCTAssertTrue(everything.message?.contains("(4 days, 1.0 GiB)") == true, everything.message ?? "")
+        // Clip bytes larger than the day (a torn scan) count as the whole day, no more.
+        let torn = policy.plan(freeBytes: 0, totalBytes: 64 * GiB, bitrate: nil, days: [(day(1), 10 * MiB)],
+                               eventBytes: [day(1): 99 * MiB], today: today)
+        XCTAssertEqual(torn.deletions, [.init(date: day(1), bytes: 10 * MiB, share: .all)])
+    }
+
     func testExactlyAtTheFloorIsEnough() {
         let plan = DiskGuardPolicy(floorBytes: GiB).plan(freeBytes: GiB - 100, totalBytes: 64 * GiB, bitrate: nil,
                                                          days: [(day(2), 100), (day(1), 100)], today: today)

@@ -217,4 +217,25 @@ final class LibraryLayoutTests: XCTestCase {
         XCTAssertNil(LibraryLayout.parseIncomingName("video-20261124-101455+.mp4.part"))
         XCTAssertFalse(LibraryLayout.isValidLabel(String(repeating: "a", count: 17)))
     }
+
+    func testAFinishedFileNamesItsEventOrNone() {
+        let layout = LibraryLayout(root: "/media")
+        let time = LocalTimestamp(year: 2026, month: 11, day: 24, hour: 10, minute: 14, second: 55)
+        for (kind, label, attempt) in [(MediaKind.video, "motion", 0), (.video, "sound", 3), (.photo, "manual", 0), (.photo, "motion", 12)] {
+            let name = String(layout.finalPath(kind, time, attempt: attempt, label: label).split(separator: "/").last ?? "")
+            XCTAssertEqual(LibraryLayout.eventLabel(ofFileName: name), label, name)
+        }
+        for name in ["101455.mp4", "101455-1.mp4", "101455-12.jpg", ".index", "notes.txt", "101455-motion.txt",
+                     "101455-motion", "10145-motion.mp4", "1014555-motion.mp4", "101455-Motion.mp4", "101455-motion-.mp4",
+                     "101455-motion-x.mp4", "101455-motion-1-2.mp4", "101455--1.mp4", "101455-.mp4", "abcdef-motion.mp4",
+                     "101455-motion-12345.mp4", "101455-motion-0.mp4", "101455-motion-01.mp4", "101455-" + String(repeating: "a", count: 60) + ".mp4"] {
+            XCTAssertNil(LibraryLayout.eventLabel(ofFileName: name), name)
+        }
+        XCTAssertTrue(LibraryShare.events.takes(fileName: "101455-motion.mp4"))
+        XCTAssertFalse(LibraryShare.continuous.takes(fileName: "101455-motion.mp4"))
+        XCTAssertTrue(LibraryShare.continuous.takes(fileName: "101455.mp4"))
+        XCTAssertFalse(LibraryShare.continuous.takes(fileName: LibraryIndex.fileName), "the index stays while the folder does")
+        XCTAssertFalse(LibraryShare.events.takes(fileName: LibraryIndex.fileName))
+        XCTAssertTrue(LibraryShare.all.takes(fileName: LibraryIndex.fileName))
+    }
 }

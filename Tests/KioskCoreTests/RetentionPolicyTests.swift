@@ -119,6 +119,26 @@ final class RetentionPolicyTests: XCTestCase {
         XCTAssertEqual(deleted(RetentionPolicy(retentionDays: -5).decide(today: today, entries: entries)), [])
     }
 
+    func testEventClipsKeepTheirOwnRetention() throws {
+        let today = try date("20260315")
+        let entries = [folder("20260301"), folder("20260305"), folder("20260310"), folder("20260314")]
+        func shares(_ policy: RetentionPolicy) -> [String] {
+            policy.decide(today: today, entries: entries).deletions.map { "\($0.date.folderName) \($0.share.rawValue)" }
+        }
+        XCTAssertEqual(shares(RetentionPolicy(retentionDays: 7)), ["20260301 all", "20260305 all"],
+                       "without event_retention_days, clips go with their day")
+        XCTAssertEqual(shares(RetentionPolicy(retentionDays: 7, eventRetentionDays: 7)), ["20260301 all", "20260305 all"])
+        XCTAssertEqual(shares(RetentionPolicy(retentionDays: 7, eventRetentionDays: 12)),
+                       ["20260301 all", "20260305 continuous"], "footage at 7 days, clips at 12")
+        XCTAssertEqual(shares(RetentionPolicy(retentionDays: 12, eventRetentionDays: 3)),
+                       ["20260301 all", "20260305 events", "20260310 events"], "clips kept shorter than footage")
+        XCTAssertEqual(shares(RetentionPolicy(retentionDays: 3, eventRetentionDays: 0)),
+                       ["20260301 continuous", "20260305 continuous", "20260310 continuous"],
+                       "event_retention_days below 1 keeps clips from age-based deletion")
+        XCTAssertEqual(RetentionPolicy(retentionDays: 7, eventRetentionDays: 12).decide(today: today, entries: entries)
+                        .deletions.map(\.reason), [.age(days: 14), .age(days: 10)])
+    }
+
     // MARK: Never deleted
 
     func testTodayAndProtectedDatesAreKept() throws {

@@ -276,6 +276,100 @@ final class LibraryPurgerTests: XCTestCase {
     /// A 4 MiB tmpfs filled with six days and today: a floor over the free space makes
     /// the oldest days go first, until free space is back over it; a floor no deletion
     /// can reach leaves only today, and recording is refused with a clear message.
+    /// Three old days of continuous footage with event clips among it, a day of clips only,
+    /// their snapshots and event logs, and a clip being written today.
+    func makeEventLibrary(root: String) throws {
+        for age in [10, 9, 8] {
+            let date = day(age).folderName
+            try write("\(root)/video/\(date)/120000.mp4", bytes: 40_000)
+            try write("\(root)/video/\(date)/120100.mp4", bytes: 40_000)
+            try write("\(root)/video/\(date)/120030-motion.mp4", bytes: 20_000)
+            try write("\(root)/video/\(date)/\(LibraryIndex.fileName)", bytes: 30)
+            try write("\(root)/photo/\(date)/120031-motion.jpg", bytes: 5_000)
+            try write("\(root)/audio/\(date)/120000.m4a", bytes: 8_000)
+            try write("\(root)/events/\(date).jsonl", bytes: 300)
+        }
+        try write("\(root)/video/\(day(2).folderName)/080000-manual.mp4", bytes: 20_000)
+        try write("\(root)/video/\(day(2).folderName)/\(LibraryIndex.fileName)", bytes: 30)
+        try write("\(root)/events/\(day(2).folderName).jsonl", bytes: 300)
+        try write("\(root)/video/\(today.folderName)/090000.mp4", bytes: 40_000)
+        try write("\(root)/.incoming/video-\(today.folderName)-091500+motion.mp4.part", bytes: 20_000)
+    }
+
+    func files(_ root: String) throws -> [String] {
+        try listing(root).filter { !$0.hasSuffix("/" + LibraryIndex.fileName) }.map { String($0.dropFirst(root.count + 1)) }
+            .filter { $0.contains(".") }
+    }
+
+    func testRetentionKeepsEventClipsForTheirOwnPeriod() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path
+        try makeEventLibrary(root: root)
+        let purger = LibraryPurger(layout: LibraryLayout(root: root), retention: RetentionPolicy(retentionDays: 9, eventRetentionDays: 10),
+                                   guard: DiskGuardPolicy(floorBytes: 0), logger: logger)
+        let plan = try purger.plan(today: today, bitrate: nil)
+        XCTAssertEqual(plan.deletions.map(\.description).map { $0.replacingOccurrences(of: #" \(.*\)"#, with: "", options: .regularExpression) }, [
+            "video/\(day(10).folderName): 10 days old", "photo/\(day(10).folderName): 10 days old", "audio/\(day(10).folderName): 10 days old",
+            "video/\(day(9).folderName), continuous footage: 9 days old", "audio/\(day(9).folderName): 9 days old",
+        ])
+        XCTAssertEqual(plan.deletions[3].files, ["120000.mp4", "120100.mp4"])
+        XCTAssertEqual(plan.eventLogs, [day(10)])
+        let result = purger.apply(plan)
+        XCTAssertEqual(result.failures, [])
+        let left = try files(root)
+        XCTAssertFalse(left.contains { $0.contains(day(10).folderName) }, "day 10 is past both periods: \(left)")
+        XCTAssertEqual(left.filter { $0.contains(day(9).folderName) },
+                       ["events/\(day(9).folderName).jsonl", "photo/\(day(9).folderName)/120031-motion.jpg",
+                        "video/\(day(9).folderName)/120030-motion.mp4"], "day 9 keeps its clip, snapshot and log")
+        XCTAssertTrue(exists("\(root)/video/\(day(9).folderName)/\(LibraryIndex.fileName)"), "the clip's index line stays")
+        XCTAssertEqual(left.filter { $0.contains(day(8).folderName) }.count, 6, "day 8 is younger than both")
+    }
+
+    func testTheDiskGuardTakesEveryOlderDaysFootageBeforeAnyClipAndNeverTheClipBeingWritten() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path
+        try makeEventLibrary(root: root)
+        let scan = try LibraryScanner(layout: LibraryLayout(root: root)).scan()
+        let total = Int64(1) << 30
+        func plan(short: Int64) -> PurgePlan {
+            LibraryPurger.plan(scan: scan, freeBytes: 100 << 20, totalBytes: total, today: today, protected: [today], bitrate: nil,
+                               retention: RetentionPolicy(retentionDays: 3650), diskGuard: DiskGuardPolicy(floorBytes: (100 << 20) + short),
+                               eventLogDays: [day(10), day(9), day(8), day(2)])
+        }
+        // A little short: the oldest day's footage (two videos and the sound) is enough.
+        let little = plan(short: 1)
+        XCTAssertEqual(little.deletions.map(\.relativePath), ["video/\(day(10).folderName)", "audio/\(day(10).folderName)"])
+        XCTAssertEqual(little.deletions.map(\.share), [.continuous, .all])
+        XCTAssertEqual(little.eventLogs, [])
+
+        // Short of more than all the footage: every day's footage, then the oldest clips.
+        // The guard counts a day's footage as the day less its clips (the index with the footage).
+        let footage = scan.dateFolders.filter { $0.date < today }
+            .reduce(Int64(0)) { $0 + $1.diskBytes - LibraryPurger.eventShareBytes($1) }
+        let more = plan(short: footage + 1)
+        let order = more.deletions.map { "\($0.relativePath) \($0.share.rawValue)" }
+        XCTAssertEqual(order, [day(10), day(9), day(8)].flatMap { ["video/\($0.folderName) continuous", "audio/\($0.folderName) all"] }
+                       + ["video/\(day(10).folderName) all", "photo/\(day(10).folderName) all"],
+                       "the oldest day's clips go last, the rest of its folder with them: \(order)")
+        XCTAssertEqual(more.eventLogs, [day(10)], "the log goes with its day's clips")
+        let result = LibraryPurger(layout: LibraryLayout(root: root), logger: logger).apply(more)
+        XCTAssertEqual(result.failures, [])
+        XCTAssertFalse(exists("\(root)/video/\(day(10).folderName)"), "a folder left with only its index goes")
+        XCTAssertFalse(exists("\(root)/events/\(day(10).folderName).jsonl"))
+        let left = try files(root)
+        XCTAssertEqual(left.filter { $0.hasPrefix("video/") }, [
+            "video/\(day(9).folderName)/120030-motion.mp4", "video/\(day(8).folderName)/120030-motion.mp4",
+            "video/\(day(2).folderName)/080000-manual.mp4", "video/\(today.folderName)/090000.mp4",
+        ])
+        XCTAssertTrue(left.contains(".incoming/video-\(today.folderName)-091500+motion.mp4.part"), "the clip being written stays")
+
+        // Everything older: every day goes, today's recording and the clip being written stay.
+        let all = plan(short: total)
+        XCTAssertFalse(all.canRecord)
+        XCTAssertFalse(all.deletions.contains { $0.date == today })
+        XCTAssertEqual(all.eventLogs, [day(10), day(9), day(8), day(2)])
+    }
+
     func testDiskGuardDeletesOldestDaysOnARealSmallFilesystem() throws {
         let folder = TemporaryDirectory()
         let mountPoint = folder.path + "/tiny"

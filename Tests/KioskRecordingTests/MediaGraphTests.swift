@@ -129,6 +129,8 @@ final class MediaGraphTests: XCTestCase {
         try graph.video.start()
         let still = StillResultBox()
         graph.stills.request(timeout: 5) { still.set($0) }
+        let eventStill = StillResultBox()
+        graph.stills.request(timeout: 5, label: "motion") { eventStill.set($0) }
         var seen: UnsafeMutableRawPointer?
         var lastDelivered: UnsafeMutableRawPointer?
         for sequence in 0..<30 {
@@ -149,6 +151,11 @@ final class MediaGraphTests: XCTestCase {
         XCTAssertNotNil(seen)
         XCTAssertTrue(still.wait(5), "the still was saved")
         XCTAssertTrue(try XCTUnwrap(still.value).hasSuffix(".jpg"))
+        XCTAssertTrue(eventStill.wait(5), "the event's still was saved")
+        let eventPath = try XCTUnwrap(eventStill.value)
+        XCTAssertTrue(eventPath.hasSuffix("-motion.jpg"), "an event's still carries its trigger: \(eventPath)")
+        XCTAssertNotEqual(eventPath, try XCTUnwrap(still.value), "a plain still and an event's still are two files")
+        XCTAssertEqual(LibraryLayout.eventLabel(ofFileName: String(eventPath.split(separator: "/").last ?? "")), "motion")
         try graph.video.stop()
         XCTAssertEqual(graph.video.waitUntilIdle(timeout: 10), .idle)
         XCTAssertEqual(MediaStatistics.shared.copied.frames, copiedBefore.frames, "no frame was copied between capture and encode")

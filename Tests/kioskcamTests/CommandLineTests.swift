@@ -251,6 +251,38 @@ final class CommandLineTests: XCTestCase {
                        "today's recording stays")
     }
 
+    /// `storage.event_retention_days` longer than `retention_days`: an old day loses its
+    /// continuous footage and keeps its event clip, snapshot and log until their own time.
+    func testPurgeKeepsEventClipsForEventRetentionDays() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path + "/media", config = folder.path + "/kioskcam.toml"
+        let fm = FileManager.default
+        let day = CalendarDate(LocalTimestamp(Date())).adding(days: -10).folderName
+        let older = CalendarDate(LocalTimestamp(Date())).adding(days: -40).folderName
+        try "[storage]\nmedia_root = \"\(root)\"\nretention_days = 7\nevent_retention_days = 30\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        for path in ["video/\(day)/120000.mp4", "video/\(day)/120030-motion.mp4", "photo/\(day)/120031-motion.jpg",
+                     "audio/\(day)/120000.m4a", "events/\(day).jsonl", "video/\(older)/090000-sound.mp4", "events/\(older).jsonl"] {
+            try fm.createDirectory(atPath: (root + "/" + path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/" + path))
+        }
+        let dry = try kioskcam(["purge", "--dry-run", "--config", config])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        XCTAssertTrue(dry.stdout.contains("would delete video/\(day) continuous footage (1 file)"), dry.stdout)
+        XCTAssertTrue(dry.stdout.contains("would delete video/\(older) "), dry.stdout)
+        XCTAssertTrue(dry.stdout.contains("40 days old (retention 7 days, event_retention_days 30)"), dry.stdout)
+
+        let purge = try kioskcam(["purge", "--config", config])
+        XCTAssertEqual(purge.status, 0, purge.stderr)
+        XCTAssertFalse(fm.fileExists(atPath: root + "/video/\(day)/120000.mp4"), "footage goes after 7 days")
+        XCTAssertFalse(fm.fileExists(atPath: root + "/audio/\(day)"))
+        for kept in ["video/\(day)/120030-motion.mp4", "photo/\(day)/120031-motion.jpg", "events/\(day).jsonl"] {
+            XCTAssertTrue(fm.fileExists(atPath: root + "/" + kept), "\(kept) is kept for 30 days")
+        }
+        XCTAssertFalse(fm.fileExists(atPath: root + "/video/\(older)"), "a clip past 30 days goes")
+        XCTAssertFalse(fm.fileExists(atPath: root + "/events/\(older).jsonl"), "and its day's event log with it")
+    }
+
     /// The disk guard refuses to start rather than fill the disk, and says why.
     func testRecordingIsRefusedWhenTheDiskIsBelowTheFloor() throws {
         let folder = TemporaryDirectory()
