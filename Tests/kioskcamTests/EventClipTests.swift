@@ -141,6 +141,8 @@ final class EventClipTests: XCTestCase {
         XCTAssertEqual(numbers, Array(first...last), "every frame between, once, in order")
         let snapshot = try XCTUnwrap(event.snapshot, "the event has a still of its peak")
         XCTAssertTrue(FileManager.default.fileExists(atPath: daemon.media + "/" + snapshot), snapshot)
+        XCTAssertTrue(snapshot.hasPrefix("photo/") && snapshot.hasSuffix("-motion.jpg"),
+                      "the still is named with its trigger, so retention keeps it with the clip: \(snapshot)")
     }
 
     /// The manual trigger through the socket and the CLI: `kioskcam event start|stop` on
