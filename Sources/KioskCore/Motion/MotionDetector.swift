@@ -97,14 +97,7 @@ public struct MotionDetector: Sendable {
         if frame.time.seconds(since: firstTime) < settings.warmUpSeconds {
             // Warming up: the background follows the picture a quarter of the way per
             // frame, and nothing is reported.
-            frame.pixels.withUnsafeBufferPointer { pixels in
-                background.withUnsafeMutableBufferPointer { background in
-                    for index in 0..<count {
-                        let current = Int(background[index])
-                        background[index] = UInt16(clamping: current + ((Int(pixels[index]) << 8) - current) >> 2)
-                    }
-                }
-            }
+            learn(frame, shift: 2, slowerWhere: [])
             changedPixels = [Bool](repeating: false, count: count)
             return Observation(score: 0, changedPercent: 0, region: nil, isMotion: false, transition: nil,
                                lightSwitch: false, pixelThreshold: settings.minimumPixelDelta)
@@ -171,17 +164,7 @@ public struct MotionDetector: Sendable {
             let meanDifference = (differenceSum << 8) / watchedCount
             noise = noise == 0 ? meanDifference : noise + (meanDifference - noise) / 16
         }
-        let shift = settings.backgroundShift
-        frame.pixels.withUnsafeBufferPointer { pixels in
-            background.withUnsafeMutableBufferPointer { background in
-                for index in 0..<count {
-                    let target = Int(pixels[index]) << 8
-                    let current = Int(background[index])
-                    let step = (target - current) >> (changed[index] ? shift + 2 : shift)
-                    background[index] = UInt16(clamping: current + (step == 0 && target != current ? (target > current ? 1 : -1) : step))
-                }
-            }
-        }
+        learn(frame, shift: settings.backgroundShift, slowerWhere: changed)
 
         let region = blob.map { blob in
             MotionRegion(x: Double(blob.minX) / Double(width), y: Double(blob.minY) / Double(height),
@@ -190,6 +173,24 @@ public struct MotionDetector: Sendable {
         }
         return Observation(score: score, changedPercent: Double(openedCount) * 100 / Double(watchedTotal), region: region,
                            isMotion: isMotion, transition: transition, lightSwitch: false, pixelThreshold: threshold)
+    }
+
+    /// Moves the 8.8 fixed-point background towards `frame` by 1/2^`shift` of the
+    /// difference, four times slower where `changed` (empty: nowhere), and by at least
+    /// one step, so that it never stalls just short of the picture.
+    private mutating func learn(_ frame: LumaFrame, shift: Int, slowerWhere changed: [Bool]) {
+        let count = min(frame.pixels.count, background.count)
+        let marked = changed.count >= count
+        frame.pixels.withUnsafeBufferPointer { pixels in
+            background.withUnsafeMutableBufferPointer { background in
+                for index in 0..<count {
+                    let target = Int(pixels[index]) << 8
+                    let current = Int(background[index])
+                    let step = (target - current) >> (marked && changed[index] ? shift + 2 : shift)
+                    background[index] = UInt16(clamping: current + (step == 0 && target != current ? (target > current ? 1 : -1) : step))
+                }
+            }
+        }
     }
 
     /// The background as 8-bit grey, for `motion-tune` pictures; empty before a frame.
