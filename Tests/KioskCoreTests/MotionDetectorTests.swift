@@ -36,6 +36,33 @@ final class MotionDetectorTests: XCTestCase {
         XCTAssertLessThan(observations.map(\.score).max() ?? 1, 0.1, "speckle is opened away")
     }
 
+    /// A camera in the dark: every pixel off by up to ±30, new in every frame. The noise is
+    /// measured while the detector warms up, so the threshold starts above it: no light
+    /// switch, no motion for a minute — and a box crossing is still seen.
+    func testAVeryNoisyCameraIsMeasuredNotTakenForLightSwitchesAndABoxIsStillSeen() {
+        var detector = MotionDetector(settings: .init(thresholdPercent: 1, minimumFrames: 2))
+        var frames = (0..<480).map { frame($0, noise: 30) }
+        frames += (480..<504).map { frame($0, noise: 30, box: (x: 20 + ($0 - 480) * 12, y: 70)) }
+        let observations = run(&detector, frames)
+        XCTAssertEqual(observations[..<480].filter(\.lightSwitch).count, 0, "noise is not a light switch")
+        XCTAssertFalse(observations[..<480].contains { $0.isMotion }, "a minute of noise is no motion")
+        XCTAssertGreaterThan(observations[20].pixelThreshold, 30, "the threshold rose over the noise")
+        XCTAssertEqual(observations[480...].compactMap(\.transition), [.started], "the box is motion")
+    }
+
+    /// Noise the warm-up did not see (the camera's gain rose afterwards) must not blind the
+    /// detector with a light switch in every frame: the second one in a row is taken as noise.
+    func testNoiseThatAppearsLaterRaisesTheThresholdInsteadOfRepeatingLightSwitches() {
+        var detector = MotionDetector(settings: .init(thresholdPercent: 1, minimumFrames: 2))
+        var frames = (0..<40).map { frame($0, noise: 0) }
+        frames += (40..<200).map { frame($0, noise: 30) }
+        frames += (200..<224).map { frame($0, noise: 30, box: (x: 20 + ($0 - 200) * 12, y: 70)) }
+        let observations = run(&detector, frames)
+        XCTAssertLessThanOrEqual(observations.filter(\.lightSwitch).count, 3, "a few at the change, not one per frame")
+        XCTAssertFalse(observations[..<200].contains { $0.isMotion })
+        XCTAssertEqual(observations[200...].compactMap(\.transition), [.started], "still watching: the box is motion")
+    }
+
     func testABoxCrossingStartsAndEndsMotionOnceWithHysteresis() {
         var detector = MotionDetector(settings: .init(thresholdPercent: 1, minimumFrames: 2))
         var frames = (0..<40).map { frame($0) }

@@ -26,11 +26,14 @@ public struct SyntheticScene {
         public var boxSize: Int = 40
         /// Added to the background's brightness.
         public var brightness: Int = 0
+        /// Sensor noise: each pixel off by up to this much, different in every frame.
+        public var noise: Int = 0
 
-        public init(box: (x: Int, y: Int)? = nil, boxSize: Int = 40, brightness: Int = 0) {
+        public init(box: (x: Int, y: Int)? = nil, boxSize: Int = 40, brightness: Int = 0, noise: Int = 0) {
             self.box = box
             self.boxSize = boxSize
             self.brightness = brightness
+            self.noise = max(0, noise)
         }
     }
 
@@ -40,11 +43,21 @@ public struct SyntheticScene {
         var data = Data(capacity: count * (lumaBytes + 2 * chromaBytes))
         var luma = [UInt8](repeating: 0, count: lumaBytes)
         let chroma = [UInt8](repeating: 128, count: 2 * chromaBytes)
+        // Noise from a fixed generator: 7 planes of values in -1…1 (times 1/64), cycled.
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let planes = (0..<7).map { _ in
+            (0..<lumaBytes).map { _ -> Int in
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return Int(seed >> 57) - 64
+            }
+        }
         for number in 0..<count {
             let scene = frame(number)
+            let plane = planes[number % planes.count]
             for y in 0..<height {
                 for x in 0..<width {
                     var value = 70 + ((x / 20 + y / 20) % 3) * 25 + scene.brightness
+                    if scene.noise > 0 { value += plane[y * width + x] * scene.noise / 64 }
                     if let box = scene.box, x >= box.x, x < box.x + scene.boxSize, y >= box.y, y < box.y + scene.boxSize {
                         value = 235
                     }

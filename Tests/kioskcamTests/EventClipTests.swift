@@ -79,8 +79,9 @@ final class EventClipTests: XCTestCase {
     }
 
     /// The file camera replaying a synthetic scene in real time, and no microphone.
-    func sceneCamera(_ frames: String) -> String {
-        """
+    func sceneCamera(_ frames: String, scene: SyntheticScene? = nil) -> String {
+        let scene = scene ?? self.scene
+        return """
         source = "file:\(frames)"
         size = "\(scene.width)x\(scene.height)"
         pixel_format = "YU12"
@@ -143,6 +144,45 @@ final class EventClipTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: daemon.media + "/" + snapshot), snapshot)
         XCTAssertTrue(snapshot.hasPrefix("photo/") && snapshot.hasSuffix("-motion.jpg"),
                       "the still is named with its trigger, so retention keeps it with the clip: \(snapshot)")
+    }
+
+    /// 60 s of a still scene with heavy sensor noise (every pixel off by up to ±30, new in
+    /// every frame: a camera in the dark) and the exposure drifting 10 levels, replayed in
+    /// real time: no event. Then a box crosses (the detector was watching all along): one
+    /// clip, after the 60 s. (Before the detector measured the noise while warming up,
+    /// this scene was a "light switch" in every frame and the box was never seen.)
+    func testAStillNoisySceneFiresNothingForAMinute() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path
+        let frames = root + "/still.yuv"
+        // Small and 15 fps: 64 s of frames in 54 MB. The frame numbers need 192 px.
+        let still = SyntheticScene(width: 224, height: 128, framesPerSecond: 15)
+        try still.write(to: frames, count: 64 * 15) { number in
+            let drift = number * 10 / 900
+            return (900..<930).contains(number) ? .init(box: (x: 4 + (number - 900) * 8, y: 50), brightness: drift, noise: 30)
+                : .init(brightness: min(drift, 10), noise: 30)
+        }
+        let daemon = try startDaemon(root: root, name: "still", camera: sceneCamera(frames, scene: still), sections: """
+            [events]
+            mode = "events"
+            pre_seconds = 1
+            post_seconds = 1
+            gap_seconds = 0
+            [motion]
+            threshold_percent = 1
+            min_frames = 2
+            mask = ["0,0,100,14"]
+            """)
+        defer { daemon.reap() }
+        daemon.waitForLog("ended: video/", seconds: 100)
+        daemon.signal(SIGTERM)
+        daemon.process.waitUntilExit()
+        let events = try JSONDecoder().decode([EventMessage].self, from: Data(daemon.kioskcam(["list", "--events", "--json"]).stdout.utf8))
+        XCTAssertEqual(events.count, 1, "a minute of noise fires nothing, the crossing fires once: \(events)\n\(daemon.logText())")
+        let clip = try XCTUnwrap(events.first?.clip)
+        let numbers = try still.frameNumbers(of: daemon.media + "/" + clip, scratch: root)
+        let first = try XCTUnwrap(numbers.first)
+        XCTAssertTrue((870...900).contains(first), "the one clip begins a second before the crossing (frame 900): \(first)")
     }
 
     /// The manual trigger through the socket and the CLI: `kioskcam event start|stop` on

@@ -74,6 +74,8 @@ public struct MotionDetector: Sendable {
     private var firstFrameTime: MonotonicInstant?
     private var isMotion = false
     private var streak = 0
+    /// Light switches in consecutive frames: more than one is not a light but noise.
+    private var lightSwitchStreak = 0
     /// The last frame's changed pixels after the opening (for `motion-tune` pictures).
     public private(set) var changedPixels: [Bool] = []
 
@@ -94,9 +96,16 @@ public struct MotionDetector: Sendable {
         framesSeen += 1
         let firstTime = firstFrameTime ?? frame.time
         firstFrameTime = firstTime
-        if frame.time.seconds(since: firstTime) < settings.warmUpSeconds {
+        let sinceStart = frame.time.seconds(since: firstTime)
+        if sinceStart < settings.warmUpSeconds {
             // Warming up: the background follows the picture a quarter of the way per
-            // frame, and nothing is reported.
+            // frame, and nothing is reported. In the second half, when the background
+            // has settled, the camera's noise is measured, so that the first watched
+            // frame already knows it (a noisy camera in the dark is ±20 grey levels).
+            if sinceStart >= settings.warmUpSeconds / 2 {
+                let measured = meanDifference(frame)
+                noise = noise == 0 ? measured : noise + (measured - noise) / 4
+            }
             learn(frame, shift: 2, slowerWhere: [])
             changedPixels = [Bool](repeating: false, count: count)
             return Observation(score: 0, changedPercent: 0, region: nil, isMotion: false, transition: nil,
@@ -125,6 +134,11 @@ public struct MotionDetector: Sendable {
 
         // 2. A light switch: take the scene afresh, report nothing.
         if framesSeen > 1, rawChangedPercent > settings.lightSwitchPercent {
+            // A light changes the picture once; a picture that "changes" frame after
+            // frame is noise above the threshold: take it as the noise, so the threshold
+            // rises over it instead of retaking the background for ever.
+            lightSwitchStreak += 1
+            if lightSwitchStreak > 1, watchedCount > 0 { noise = max(noise, (differenceSum << 8) / watchedCount) }
             takeBackground(frame)
             streak = 0
             let ended = isMotion
@@ -133,6 +147,8 @@ public struct MotionDetector: Sendable {
             return Observation(score: 0, changedPercent: rawChangedPercent, region: nil, isMotion: false,
                                transition: ended ? .ended : nil, lightSwitch: true, pixelThreshold: threshold)
         }
+
+        lightSwitchStreak = 0
 
         // 3. Opening: erode then dilate, 3x3.
         let opened = Self.dilate(Self.erode(changed, width: width, height: height), width: width, height: height)
@@ -175,6 +191,20 @@ public struct MotionDetector: Sendable {
                            isMotion: isMotion, transition: transition, lightSwitch: false, pixelThreshold: threshold)
     }
 
+    /// The mean absolute difference of the watched pixels from the background, 8.8 fixed point.
+    private func meanDifference(_ frame: LumaFrame) -> Int {
+        let count = min(frame.pixels.count, background.count, watched.count)
+        var sum = 0
+        frame.pixels.withUnsafeBufferPointer { pixels in
+            background.withUnsafeBufferPointer { background in
+                for index in 0..<count where watched[index] {
+                    sum += abs(Int(pixels[index]) - Int(background[index] >> 8))
+                }
+            }
+        }
+        return watchedCount > 0 ? (sum << 8) / watchedCount : 0
+    }
+
     /// Moves the 8.8 fixed-point background towards `frame` by 1/2^`shift` of the
     /// difference, four times slower where `changed` (empty: nowhere), and by at least
     /// one step, so that it never stalls just short of the picture.
@@ -205,6 +235,7 @@ public struct MotionDetector: Sendable {
         watchedCount = watched.reduce(0) { $0 + ($1 ? 1 : 0) }
         takeBackground(frame)
         noise = 0
+        lightSwitchStreak = 0
         framesSeen = 0
         firstFrameTime = nil
         streak = 0
