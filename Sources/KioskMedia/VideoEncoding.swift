@@ -133,6 +133,9 @@ public final class LibavVideoEncoder: VideoEncoding {
         context.pointee.time_base = VideoTrackSettings.timeBase
         context.pointee.framerate = AVRational(num: Int32(input.framesPerSecond), den: 1)
         context.pointee.bit_rate = Int64(settings.bitrate)
+        let cap = EncodingPolicy.rateCap(bitrate: settings.bitrate)
+        context.pointee.rc_max_rate = Int64(cap.maximumRate)
+        context.pointee.rc_buffer_size = Int32(clamping: cap.bufferBits)
         context.pointee.gop_size = Int32(settings.keyframeInterval)
         // No B-frames: lower latency, simpler timestamps, and hardware encoders lack them.
         context.pointee.max_b_frames = 0
