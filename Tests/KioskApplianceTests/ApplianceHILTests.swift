@@ -412,25 +412,14 @@ final class ApplianceHILTests: XCTestCase {
         note("combinations: socket audio → touch stop")
     }
 
-    // MARK: The test
-
-    func testWholeApplianceWithEveryDeviceClass() throws {
+    /// The appliance's configuration file: every device the scenario set up, everything
+    /// the daemon writes under `work`; `more` is appended (sections a second run adds).
+    private func configuration(work: String, more: String = "") throws -> String {
         let chip = try requireEnvironment("KIOSKCAM_HIL_GPIO_CHIP")
-        _ = try requireEnvironment("KIOSKCAM_HIL_GPIO_SIM")
         let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
         let microphone = try requireEnvironment("KIOSKCAM_HIL_MIC")
         let framebuffer = try requireEnvironment("KIOSKCAM_HIL_FB")
-        started = Date()
-        let keep = environment["KIOSKCAM_HIL_APPLIANCE_WORK"]
-        let temporary = keep == nil ? TemporaryDirectory("kioskcam-appliance") : nil
-        let work = keep ?? temporary!.path
-        try? FileManager.default.removeItem(atPath: work)
-        for folder in ["", "/media", "/state", "/metrics", "/shots"] {
-            try FileManager.default.createDirectory(atPath: work + folder, withIntermediateDirectories: true)
-        }
-
-        let config = work + "/kioskcam.toml"
-        try """
+        return """
         [storage]
         media_root = "\(work)/media"
         [camera]
@@ -465,7 +454,28 @@ final class ApplianceHILTests: XCTestCase {
         socket_group = ""
         metrics_file = "\(work)/metrics/kioskcam.prom"
         metrics_interval_seconds = 1
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        """ + (more.isEmpty ? "" : "\n" + more)
+    }
+
+    // MARK: The test
+
+    func testWholeApplianceWithEveryDeviceClass() throws {
+        let chip = try requireEnvironment("KIOSKCAM_HIL_GPIO_CHIP")
+        _ = try requireEnvironment("KIOSKCAM_HIL_GPIO_SIM")
+        let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
+        let microphone = try requireEnvironment("KIOSKCAM_HIL_MIC")
+        let framebuffer = try requireEnvironment("KIOSKCAM_HIL_FB")
+        started = Date()
+        let keep = environment["KIOSKCAM_HIL_APPLIANCE_WORK"]
+        let temporary = keep == nil ? TemporaryDirectory("kioskcam-appliance") : nil
+        let work = keep ?? temporary!.path
+        try? FileManager.default.removeItem(atPath: work)
+        for folder in ["", "/media", "/state", "/metrics", "/shots"] {
+            try FileManager.default.createDirectory(atPath: work + folder, withIntermediateDirectories: true)
+        }
+
+        let config = work + "/kioskcam.toml"
+        try configuration(work: work).write(toFile: config, atomically: true, encoding: .utf8)
 
         // Both buttons released before anything holds the lines.
         try setPull(0, pressed: false)
