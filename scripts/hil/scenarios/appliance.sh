@@ -109,13 +109,15 @@ if ((ready)); then
         KIOSKCAM_HIL_APPLIANCE_WORK="$WORK/appliance" \
         -- KioskApplianceTests.ApplianceHILTests
     hil_log "ApplianceHILTests, every device at once, took $((SECONDS - start)) s"
-    # A test killed half-way leaves its daemon behind: end it, and say so.
-    pid=$(sed -n 's/.*started kioskcam run (pid \([0-9]*\)).*/\1/p' "$HIL_XCTEST_LOG" | head -n 1)
-    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-        hil_fail "kioskcam run has exited after the test" "pid $pid still running; killed"
-        kill -KILL "$pid"
-        sleep 1
-    fi
+    # A test killed half-way leaves its daemon behind: end it, and say so — every daemon
+    # the test started, not only the first.
+    while read -r pid; do
+        if kill -0 "$pid" 2>/dev/null; then
+            hil_fail "kioskcam run (pid $pid) has exited after the test" "still running; killed"
+            kill -KILL "$pid"
+            sleep 1
+        fi
+    done < <(sed -n 's/.*started kioskcam run (pid \([0-9]*\)).*/\1/p' "$HIL_XCTEST_LOG")
     # Nothing of the daemon still holds a GPIO line.
     if [[ -n $CHIP ]] && gpioinfo "$CHIP" 2>&1 | grep -q '"kioskcam"'; then
         hil_fail "gpio: no line left held by \"kioskcam\" after the daemon exits" "$(gpioinfo "$CHIP" | grep kioskcam | tr '\n' ' ')"
