@@ -4,7 +4,10 @@
 # it), gpio-sim (record button line 0, snapshot button line 1, LED line 2), uinput +
 # evdev (touch screen) and vfb (800x480 16 bpp screen). The test class
 # KioskApplianceTests.ApplianceHILTests drives it (taps, GPIO presses, the control
-# socket, SIGTERM) and checks the screen, the LED, the library and the metrics.
+# socket, SIGTERM) and checks the screen, the LED, the library and the metrics; then
+# restarts it with event clips on ([events] mode = "both") and makes one clip through
+# the control socket (event.start/event.stop), checking the clip, the event log,
+# status, the screen's EVENT badge and the metrics (results in appliance/events/).
 # Run on the host with:
 #   KIOSKCAM_BUILD_DIR=$PWD/.build/debug KIOSKCAM_HIL_TIMEOUT=600 scripts/hil/run-guest scripts/hil/scenarios/appliance.sh
 # Needs the debug build with tests (swift build --build-tests) — the guest sees the host's files.
