@@ -35,6 +35,15 @@ final class ApplianceHILTests: XCTestCase {
     // `kioskcam screenshot` plus its decoding takes several seconds.
     private let idleSeconds = 20
     private let blankSeconds = 25
+    /// The event clip run (`[events] mode = "both"`, after the continuous checks): one
+    /// clip made with the control socket's event.start/event.stop. Motion and sound are
+    /// off so that the manual trigger is the only one: the loopback's tone is loud enough
+    /// to be a sound trigger, and vivid's burned-in clock changes every frame.
+    private let eventPreSeconds = 3.0
+    private let eventPostSeconds = 2.0
+    /// The encoder's keyframe interval at 15 fps (30 frames, the default): a clip begins
+    /// at the keyframe at or before trigger − pre_seconds, so up to this much earlier.
+    private let keyframeSeconds = 2.0
 
     override func setUpWithError() throws {
         guard environment["KIOSKCAM_HIL_APPLIANCE"] == "1" else {
@@ -412,25 +421,329 @@ final class ApplianceHILTests: XCTestCase {
         note("combinations: socket audio → touch stop")
     }
 
-    // MARK: The test
+    // MARK: An event clip
 
-    func testWholeApplianceWithEveryDeviceClass() throws {
-        let chip = try requireEnvironment("KIOSKCAM_HIL_GPIO_CHIP")
-        _ = try requireEnvironment("KIOSKCAM_HIL_GPIO_SIM")
-        let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
-        let microphone = try requireEnvironment("KIOSKCAM_HIL_MIC")
-        let framebuffer = try requireEnvironment("KIOSKCAM_HIL_FB")
-        started = Date()
-        let keep = environment["KIOSKCAM_HIL_APPLIANCE_WORK"]
-        let temporary = keep == nil ? TemporaryDirectory("kioskcam-appliance") : nil
-        let work = keep ?? temporary!.path
-        try? FileManager.default.removeItem(atPath: work)
+    /// What the event clip step saw, for the checks on the file once the daemon exited.
+    private struct EventClipRun {
+        /// The test's own clock around the socket's `event.start` and `event.stop`:
+        /// the trigger was on at least from `startAnswered` to `stopAsked`.
+        var startAsked = Date(), startAnswered = Date(), stopAsked = Date(), stopAnswered = Date()
+        /// The event's `end` line in the event log, nil if none came.
+        var ended: EventMessage?
+    }
+
+    /// An event clip's file name: `HHMMSS-<trigger>.mp4` (a continuous one is `HHMMSS.mp4`,
+    /// `HHMMSS-1.mp4` for a second in the same second).
+    private static func isEventClip(_ path: String) -> Bool {
+        path.hasPrefix("video/") && path.range(of: #"/[0-9]{6}-[a-z]+(-[0-9]+)?\.mp4$"#, options: .regularExpression) != nil
+    }
+
+    /// Every message of the event logs (`events/YYYYMMDD.jsonl`), in the order written;
+    /// a line that does not read is kept as nil, so that it can be told.
+    private func eventLog(_ daemon: Daemon) -> [EventMessage?] {
+        let folder = daemon.media + "/events"
+        return files(under: folder).filter { $0.hasSuffix(".jsonl") }.flatMap { name in
+            ((try? String(contentsOfFile: folder + "/" + name, encoding: .utf8)) ?? "")
+                .split(whereSeparator: \.isNewline).map { EventMessage(line: $0) }
+        }
+    }
+
+    /// Pixels of the EVENT badge's red dot (the renderer's red, #E5484D) in the strip at
+    /// the preview's top right, at the REC badge's height, where the daemon draws it.
+    private func eventBadgePixels(_ picture: Picture) -> Int {
+        let width = 200
+        let strip = ScreenRect(x: layout.preview.maxX - width, y: layout.recordingBadge.y, width: width,
+                               height: layout.recordingBadge.height)
+        var count = 0
+        for y in strip.y..<strip.maxY {
+            for x in strip.x..<strip.maxX where Picture.distance(picture.pixel(x, y), (r: 0xE5, g: 0x48, b: 0x4D)) <= 45 { count += 1 }
+        }
+        return count
+    }
+
+    /// One event clip with every device live, made through the control socket (what
+    /// `kioskcam event start|stop` sends): the trigger on for a few seconds, then off.
+    /// Checked while the daemon runs: the answers, status (event_recording, events_today,
+    /// last_event, the pre-event ring), the EVENT badge on the screen and gone after, the
+    /// event log's new and end lines and `kioskcam list --events`. The file itself is
+    /// checked after the daemon exits, with the rest of the library (`checkEventClip`).
+    ///
+    /// From the quiet time before the trigger until the clip has ended the test starts
+    /// no process (the socket and the event log are read in this one): in `both` mode the
+    /// encoder runs all the time, and under TCG a `kioskcam` CLI start (seconds of 9p
+    /// reads) starves it for long enough that it drops every video frame — the first
+    /// run of this check found a clip whose picture stood still for 22 s (see
+    /// `checkEventClip`, which fails on that).
+    private func eventClip(_ daemon: Daemon, touch: UInputTouchscreen, client: ControlClient) throws -> EventClipRun {
+        let keepAwake = ScreenPoint(x: layout.preview.width / 2, y: layout.preview.height / 2)
+        let clips = { self.files(under: daemon.media).filter(Self.isEventClip) }
+        var run = EventClipRun()
+        check(clips().isEmpty && eventLog(daemon).isEmpty, "no event clip and no event before the trigger",
+              "clips \(clips()), event log \(eventLog(daemon))")
+
+        try ensureLive(daemon, touch)
+        try tap(touch, keepAwake)
+        // Quiet for the ring's span (pre_seconds, a GOP and a second) before the trigger.
+        Thread.sleep(forTimeInterval: eventPreSeconds + keyframeSeconds + 1)
+        run.startAsked = Date()
+        let started = try client.send(.eventStart)
+        run.startAnswered = Date()
+        let id = started.result?["event"]?.stringValue
+        check(started.error == nil && started.result?["trigger"]?.stringValue == "on"
+                && id?.range(of: #"^[0-9]{8}-[0-9]{6}-[0-9]+$"#, options: .regularExpression) != nil,
+              "event.start through the control socket: the trigger is on, naming the event it started", "\(started)")
+        note("event.start: event \(id ?? "none") (\(String(format: "%.2f", run.startAnswered.timeIntervalSince(run.startAsked))) s)")
+        check(waitFor(10, interval: 0.2) { daemon.socketStatus()["event_recording"]?.boolValue == true },
+              "status: event_recording while the clip is written", "\(daemon.socketStatus())")
+
+        // The screen says so: a red EVENT badge over the preview's top right (the upkeep
+        // thread tells the screen twice a second; the preview is drawn 5 times a second).
+        // The screenshot comes through the socket and is decoded after the clip.
+        if daemon.pages().last == "live" { try tap(touch, keepAwake) } else { try ensureLive(daemon, touch) }
+        Thread.sleep(forTimeInterval: 1)
+        let duringPNG = "\(daemon.work)/shots/09-event-clip.png"
+        let shot = (try? client.send(.screenshot))?.result?["png_base64"]?.stringValue.flatMap { Data(base64Encoded: $0) }
+        try shot?.write(to: URL(fileURLWithPath: duringPNG))
+        check(shot != nil, "a screenshot through the control socket while the clip is written")
+        // On for at least 3 s by the test's clock, however quickly the steps above went.
+        Thread.sleep(forTimeInterval: max(0, 3 - Date().timeIntervalSince(run.startAnswered)))
+        run.stopAsked = Date()
+        let stopped = try client.send(.eventStop)
+        run.stopAnswered = Date()
+        check(stopped.error == nil && stopped.result?["trigger"]?.stringValue == "off" && stopped.result?["event"]?.stringValue == id,
+              "event.stop through the control socket: the trigger is off, in the same event", "\(stopped)")
+        note("event.stop after \(String(format: "%.1f", run.stopAsked.timeIntervalSince(run.startAnswered))) s on")
+
+        // post_seconds later the clip ends: its end line names the file, status says so.
+        let ended = waitFor(eventPostSeconds + 30, interval: 0.3) { eventLog(daemon).contains { $0?.type == .end } }
+        check(ended, "the event ends after post_seconds (\(eventPostSeconds) s): an end line in the event log",
+              "\(eventLog(daemon)) \(daemon.logText().split(separator: "\n").filter { $0.contains("event") }.suffix(4))")
+        note("event ended")
+        check(waitFor(10, interval: 0.3) { daemon.socketStatus()["event_recording"]?.boolValue == false },
+              "status: event_recording is false once the clip has ended", "\(daemon.socketStatus())")
+
+        // The event log: one event, a new line then an end line, the manual trigger only,
+        // the times the test saw, and the clip the library holds.
+        let messages = eventLog(daemon)
+        check(!messages.contains(nil), "every event log line reads as an event message", "\(messages)")
+        let lines = messages.compactMap { $0 }
+        check(lines.map(\.type) == [.new, .end] && Set(lines.map(\.id)) == Set([id].compactMap { $0 }),
+              "the event log has the event's new and end lines, under the id event start named (\(id ?? "none"))",
+              "\(lines.map { "\($0.type.rawValue) \($0.id)" })")
+        check(lines.allSatisfy { $0.triggers == [.manual] }, "the event's triggers are [manual]", "\(lines.map(\.triggers))")
+        let end = lines.last { $0.type == .end }
+        run.ended = end
+        if let end {
+            let window = "started \(String(format: "%.3f", end.start)), the test asked at \(String(format: "%.3f", run.startAsked.timeIntervalSince1970))"
+                + " and was answered at \(String(format: "%.3f", run.startAnswered.timeIntervalSince1970))"
+            check(end.start >= run.startAsked.timeIntervalSince1970 - 0.5 && end.start <= run.startAnswered.timeIntervalSince1970 + 0.5,
+                  "the event started when event.start was sent", window)
+            check(abs(end.start - end.clipStart - eventPreSeconds) < 0.01,
+                  "its clip_start is pre_seconds (\(eventPreSeconds) s) before the trigger", "start \(end.start), clip_start \(end.clipStart)")
+            let stop = (run.stopAsked.timeIntervalSince1970, run.stopAnswered.timeIntervalSince1970)
+            check(end.end.map { $0 >= stop.0 + eventPostSeconds - 0.5 && $0 <= stop.1 + eventPostSeconds + 1 } ?? false,
+                  "it ended post_seconds (\(eventPostSeconds) s) after event.stop",
+                  "end \(end.end.map { String(format: "%.3f", $0) } ?? "none"), stop asked at \(String(format: "%.3f", stop.0)), answered at \(String(format: "%.3f", stop.1))")
+            check(end.clip.map { $0.hasSuffix("-manual.mp4") } == true && end.clip.map { clips() == [$0] } == true,
+                  "the end line names the clip, the one event clip in the library, named for its trigger (-manual.mp4)",
+                  "end line: \(end.clip ?? "no clip"), library: \(clips())")
+        }
+
+        // kioskcam list --events --json tells the same.
+        let listed = try daemon.kioskcam(["list", "--events", "--json"])
+        let events = (try? JSONDecoder().decode([EventMessage].self, from: Data(listed.stdout.utf8))) ?? []
+        check(listed.status == 0 && events.count == 1 && events.first == end,
+              "kioskcam list --events --json: the one event, as its end line says", listed.stdout + listed.stderr)
+
+        // Status: one event today, the last one this one; the pre-event ring holds at
+        // least pre_seconds, within its byte budget.
+        let status = daemon.status()
+        check(status?["events_today"] as? Int == 1 && status?["last_event"] as? String == id && status?["events_mode"] as? String == "both",
+              "kioskcam status --json: events_today 1, last_event \(id ?? "?")", "\(status ?? [:])")
+        let ringBytes = status?["pre_event_bytes"] as? Int ?? 0, ringLimit = status?["pre_event_limit_bytes"] as? Int ?? 0
+        let ringSeconds = status?["pre_event_seconds"] as? Double ?? 0
+        check(ringBytes > 0 && ringBytes <= ringLimit && ringSeconds >= eventPreSeconds,
+              "the pre-event ring holds at least pre_seconds (\(String(format: "%.1f", ringSeconds)) s, \(ringBytes) of \(ringLimit) bytes)",
+              "\(status ?? [:])")
+
+        // The screen: the badge was there while the clip was written, and is gone; the
+        // live picture is still shown.
+        let during = shot == nil ? nil : try decode(duringPNG, "09-event-clip")
+        try ensureLive(daemon, touch)
+        let after = try screenshot(daemon, "10-after-event")
+        if let during, let after {
+            let (on, off) = (eventBadgePixels(during), eventBadgePixels(after))
+            check(on > 50 && off < 10, "the screen shows the red EVENT badge while the clip is written, and not after",
+                  "\(on) badge-red pixels during the clip, \(off) after")
+            check(showsCameraPicture(after) && !showsPinPad(after), "after the event: the live picture, no PIN pad")
+        }
+        return run
+    }
+
+    /// The event clip's file, once the daemon has exited: H.264 + AAC at the camera's
+    /// size, as long as the event was (from pre_seconds before the trigger to
+    /// post_seconds after it went off), beginning before the trigger, with sound
+    /// throughout.
+    private func checkEventClip(_ path: String, _ run: EventClipRun, probe: ProbeResult) throws {
+        let file = String(path.split(separator: "/").suffix(3).joined(separator: "/"))
+        check(probe.video?.codec_name == "h264" && probe.audio?.codec_name == "aac", "\(file): H.264 + AAC",
+              "\(probe.streams.map(\.codec_name))")
+        check(probe.video?.width == 320 && probe.video?.height == 180, "\(file): 320x180")
+        let seconds = probe.format.durationSeconds
+        // At least from pre_seconds before the trigger to post_seconds after it went off,
+        // by the test's own clock …
+        let leastOn = run.stopAsked.timeIntervalSince(run.startAnswered)
+        let least = eventPreSeconds + leastOn + eventPostSeconds
+        check(seconds >= least - 0.5,
+              "\(file) lasts pre_seconds + the time the trigger was on + post_seconds: \(String(format: "%.2f", seconds)) s ≥ \(String(format: "%.1f", least)) s",
+              "the trigger was on for at least \(String(format: "%.1f", leastOn)) s")
+        // … and the event log's clip_start…end, plus at most one keyframe interval (a clip
+        // begins at the keyframe at or before clip_start).
+        if let end = run.ended, let endTime = end.end {
+            let span = endTime - end.clipStart
+            check(seconds >= span - 0.5 && seconds <= span + keyframeSeconds + 1,
+                  "\(file) spans the event log's clip_start…end (\(String(format: "%.2f", span)) s, the keyframe before included)",
+                  "\(String(format: "%.2f", seconds)) s")
+        }
+        // It begins before the trigger: its first frame's capture time (the MP4's
+        // creation_time, whole seconds) is pre_seconds before the event's start, less
+        // a second for the rounding down.
+        let tag = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "format_tags=creation_time", "-of", "csv=p=0", path])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let created = formatter.date(from: tag) ?? ISO8601DateFormatter().date(from: tag)
+        if let start = run.ended?.start {
+            check(created.map { $0.timeIntervalSince1970 <= start - (eventPreSeconds - 1) } ?? false,
+                  "\(file) begins before the trigger: its first frame is from at least \(eventPreSeconds - 1) s before the event started",
+                  "creation_time \(tag), event start \(Date(timeIntervalSince1970: start))")
+        }
+        // Sound all along: AAC frames of 1024 samples at 48 kHz.
+        let soundSeconds = Double(probe.audio?.frameCount ?? 0) * 1024 / 48_000
+        check(soundSeconds >= seconds - 1, "\(file) has sound all along (\(String(format: "%.2f", soundSeconds)) s of AAC)",
+              "\(String(format: "%.2f", seconds)) s of video")
+        check((probe.video?.frameCount ?? 0) >= Int(seconds * 15 / 2), "\(file): its frames decode, at least half of 15 fps",
+              "\(probe.video?.frameCount ?? 0) frames in \(String(format: "%.2f", seconds)) s")
+        // The picture moves all along: an encoder starved of CPU drops every frame for a
+        // while, and the clip's sound then goes on under a picture that stands still.
+        let times = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time",
+                                             "-of", "csv=p=0", path])
+            .stdout.split(whereSeparator: \.isNewline).compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.sorted()
+        let gaps = zip(times, times.dropFirst()).map { (at: $0, seconds: $1 - $0) }
+        let longest = gaps.max { $0.seconds < $1.seconds }
+        check(times.count > 1 && (longest?.seconds ?? 0) <= 1,
+              "\(file): no gap over 1 s between its frames (longest \(String(format: "%.2f", longest?.seconds ?? 0)) s)",
+              "\(String(format: "%.2f", longest?.seconds ?? 0)) s without a frame from \(String(format: "%.2f", longest?.at ?? 0)) s on; \(times.count) frames")
+    }
+
+    /// The same appliance restarted with event clips on, as a maintainer turns them on (an
+    /// edit and a restart): `[events] mode = "both"`, every device the real one again, and
+    /// one clip made through the control socket (`eventClip`). Then the metrics, SIGTERM,
+    /// and the library: the clip and nothing else, checked by `checkEventClip`.
+    ///
+    /// A daemon of its own rather than the first one in `both` mode: in `events` and
+    /// `both` mode the encoder runs all the time (the pre-event ring), and under TCG that
+    /// with this test's screenshots and CLI runs starves the guest so that the encoder
+    /// drops every video frame for a minute or more — the first daemon's GPIO recording
+    /// then never started (no keyframe came) when it was tried.
+    private func recordEventClip(work appliance: String, touch: UInputTouchscreen, touchPath: String) throws {
+        let work = appliance + "/events"
         for folder in ["", "/media", "/state", "/metrics", "/shots"] {
             try FileManager.default.createDirectory(atPath: work + folder, withIntermediateDirectories: true)
         }
-
         let config = work + "/kioskcam.toml"
-        try """
+        try configuration(work: work, more: """
+            [events]
+            mode = "both"
+            pre_seconds = \(eventPreSeconds)
+            post_seconds = \(eventPostSeconds)
+            gap_seconds = 0
+            motion = false
+            sound = false
+            """).write(toFile: config, atomically: true, encoding: .utf8)
+        try setPull(0, pressed: false)
+        try setPull(1, pressed: false)
+        let daemon = Daemon(work: work, config: config)
+        try daemon.start()
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        note("started kioskcam run (pid \(daemon.process.processIdentifier)) again, with event clips in both mode")
+        _ = waitFor(90) { daemon.logText().contains("kioskcam is running") || !daemon.process.isRunning }
+        let startLog = daemon.logText()
+        guard check(startLog.contains("kioskcam is running"), "events: kioskcam run starts in both mode", String(startLog.suffix(2000))) else { return }
+        let missing = [("the camera", startLog.contains("camera \(try requireEnvironment("KIOSKCAM_HIL_CAMERA"))")),
+                       ("the loopback microphone", startLog.contains("Loopback")), ("the GPIO buttons", startLog.contains("buttons: ")),
+                       ("the touch screen", startLog.contains("touch: using \(touchPath)")),
+                       ("the screen", !startLog.contains("running without a screen")), ("no built-in stand-in", !startLog.contains("built-in")),
+                       ("event clips in both mode", startLog.contains("event clips: both mode"))].filter { !$0.1 }.map(\.0)
+        check(missing.isEmpty, "events: every device is the real one again, event clips in both mode", "missing: \(missing)")
+        let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
+        let first = daemon.socketStatus()
+        check(first["events_mode"]?.stringValue == "both" && first["events_today"]?.intValue == 0
+                && first["event_recording"]?.boolValue == false && first["state"]?.stringValue == "idle",
+              "events: status says both mode, no event today, no clip and no recording", "\(first)")
+
+        // Unlocked, as a person does, so that the screen shows the live picture.
+        let pageCount = daemon.pages().count
+        try enter("1234", on: touch, daemon: daemon)
+        check(waitForPage(daemon, "live", after: pageCount, seconds: 30), "events: taps on 1, 2, 3, 4 unlock to the live screen",
+              "\(daemon.pages())")
+
+        let run = try eventClip(daemon, touch: touch, client: client)
+        check(daemon.socketStatus()["state"]?.stringValue == "idle", "events: the clip started no continuous recording",
+              "\(daemon.socketStatus())")
+
+        // The metrics: one event, no clip now, one file finished and no recording started
+        // (a clip is not a continuous recording).
+        let metricsPath = daemon.metrics
+        let metricsText = { (try? String(contentsOfFile: metricsPath, encoding: .utf8)) ?? "" }
+        _ = waitFor(5) { metricsText().contains("kioskcam_events_today 1") && metricsText().contains("kioskcam_segments_total 1") }
+        try metricsText().write(toFile: work + "/kioskcam.prom", atomically: true, encoding: .utf8)
+        var samples: [String: String] = [:]
+        for line in metricsText().split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2 { samples[String(parts[0])] = String(parts[1]) }
+        }
+        let wanted = ["kioskcam_events_today": "1", "kioskcam_event_recording": "0", "kioskcam_segments_total": "1",
+                      "kioskcam_recordings_total": "0", "kioskcam_camera_up": "1", "kioskcam_microphone_up": "1"]
+        let wrong = wanted.filter { samples[$0.key] != $0.value }.map { "\($0.key) \(samples[$0.key] ?? "missing"), not \($0.value)" }
+        check(wrong.isEmpty, "events: metrics: one event today, no clip now, one file and no recording, camera and microphone up",
+              wrong.sorted().joined(separator: "; "))
+
+        kill(daemon.process.processIdentifier, SIGTERM)
+        let exitStatus = daemon.wait(timeout: 30)
+        check(exitStatus == 0, "events: SIGTERM → exit 0 within 30 s", "\(exitStatus.map { "exit \($0)" } ?? "still running"): \(daemon.logText().suffix(1500))")
+        let errors = daemon.logText().split(separator: "\n").filter { $0.contains(" error kioskcam") || $0.contains(" critical kioskcam") }
+        check(errors.isEmpty, "events: the daemon logged no error", errors.prefix(3).joined(separator: " | "))
+
+        // The library: the clip, and no other recording.
+        let library = files(under: daemon.media)
+        let recordings = library.filter { [".mp4", ".m4a", ".jpg", ".part"].contains(where: $0.hasSuffix) }
+        let clips = recordings.filter(Self.isEventClip)
+        check(clips.count == 1 && recordings == clips && clips.first == run.ended?.clip,
+              "events: the library holds the one clip its end line names, and no other recording or still",
+              "\(recordings), end line: \(run.ended?.clip ?? "none")")
+        for file in clips {
+            let path = daemon.media + "/" + file
+            do {
+                let probe = try FFprobe.probe(path)
+                let bytes = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+                note("library: \(file)  \(bytes) bytes  \(String(format: "%.2f", probe.format.durationSeconds)) s  "
+                     + "\(probe.video?.frameCount ?? 0) frames, \(probe.audio?.frameCount ?? 0) AAC frames")
+                try checkEventClip(path, run, probe: probe)
+            } catch {
+                check(false, "ffprobe \(file)", "\(error)")
+            }
+        }
+    }
+
+    /// The appliance's configuration file: every device the scenario set up, everything
+    /// the daemon writes under `work`; `more` is appended (the event clip run's [events]).
+    private func configuration(work: String, more: String = "") throws -> String {
+        let chip = try requireEnvironment("KIOSKCAM_HIL_GPIO_CHIP")
+        let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
+        let microphone = try requireEnvironment("KIOSKCAM_HIL_MIC")
+        let framebuffer = try requireEnvironment("KIOSKCAM_HIL_FB")
+        return """
         [storage]
         media_root = "\(work)/media"
         [camera]
@@ -465,7 +778,28 @@ final class ApplianceHILTests: XCTestCase {
         socket_group = ""
         metrics_file = "\(work)/metrics/kioskcam.prom"
         metrics_interval_seconds = 1
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        """ + (more.isEmpty ? "" : "\n" + more)
+    }
+
+    // MARK: The test
+
+    func testWholeApplianceWithEveryDeviceClass() throws {
+        let chip = try requireEnvironment("KIOSKCAM_HIL_GPIO_CHIP")
+        _ = try requireEnvironment("KIOSKCAM_HIL_GPIO_SIM")
+        let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
+        let microphone = try requireEnvironment("KIOSKCAM_HIL_MIC")
+        let framebuffer = try requireEnvironment("KIOSKCAM_HIL_FB")
+        started = Date()
+        let keep = environment["KIOSKCAM_HIL_APPLIANCE_WORK"]
+        let temporary = keep == nil ? TemporaryDirectory("kioskcam-appliance") : nil
+        let work = keep ?? temporary!.path
+        try? FileManager.default.removeItem(atPath: work)
+        for folder in ["", "/media", "/state", "/metrics", "/shots"] {
+            try FileManager.default.createDirectory(atPath: work + folder, withIntermediateDirectories: true)
+        }
+
+        let config = work + "/kioskcam.toml"
+        try configuration(work: work).write(toFile: config, atomically: true, encoding: .utf8)
 
         // Both buttons released before anything holds the lines.
         try setPull(0, pressed: false)
@@ -730,6 +1064,9 @@ final class ApplianceHILTests: XCTestCase {
         }
         try listing.write(toFile: work + "/library.txt", atomically: true, encoding: .utf8)
         for line in listing.split(separator: "\n") { note("library: \(line)") }
+
+        // --- the appliance again, with event clips on: one clip --------------------------
+        try recordEventClip(work: work, touch: touch, touchPath: touchPath)
     }
 
     // MARK: Digital zoom

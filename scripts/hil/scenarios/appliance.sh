@@ -4,7 +4,10 @@
 # it), gpio-sim (record button line 0, snapshot button line 1, LED line 2), uinput +
 # evdev (touch screen) and vfb (800x480 16 bpp screen). The test class
 # KioskApplianceTests.ApplianceHILTests drives it (taps, GPIO presses, the control
-# socket, SIGTERM) and checks the screen, the LED, the library and the metrics.
+# socket, SIGTERM) and checks the screen, the LED, the library and the metrics; then
+# restarts it with event clips on ([events] mode = "both") and makes one clip through
+# the control socket (event.start/event.stop), checking the clip, the event log,
+# status, the screen's EVENT badge and the metrics (results in appliance/events/).
 # Run on the host with:
 #   KIOSKCAM_BUILD_DIR=$PWD/.build/debug KIOSKCAM_HIL_TIMEOUT=600 scripts/hil/run-guest scripts/hil/scenarios/appliance.sh
 # Needs the debug build with tests (swift build --build-tests) — the guest sees the host's files.
@@ -109,13 +112,15 @@ if ((ready)); then
         KIOSKCAM_HIL_APPLIANCE_WORK="$WORK/appliance" \
         -- KioskApplianceTests.ApplianceHILTests
     hil_log "ApplianceHILTests, every device at once, took $((SECONDS - start)) s"
-    # A test killed half-way leaves its daemon behind: end it, and say so.
-    pid=$(sed -n 's/.*started kioskcam run (pid \([0-9]*\)).*/\1/p' "$HIL_XCTEST_LOG" | head -n 1)
-    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-        hil_fail "kioskcam run has exited after the test" "pid $pid still running; killed"
-        kill -KILL "$pid"
-        sleep 1
-    fi
+    # A test killed half-way leaves its daemon behind: end it, and say so — every daemon
+    # the test started, not only the first.
+    while read -r pid; do
+        if kill -0 "$pid" 2>/dev/null; then
+            hil_fail "kioskcam run (pid $pid) has exited after the test" "still running; killed"
+            kill -KILL "$pid"
+            sleep 1
+        fi
+    done < <(sed -n 's/.*started kioskcam run (pid \([0-9]*\)).*/\1/p' "$HIL_XCTEST_LOG")
     # Nothing of the daemon still holds a GPIO line.
     if [[ -n $CHIP ]] && gpioinfo "$CHIP" 2>&1 | grep -q '"kioskcam"'; then
         hil_fail "gpio: no line left held by \"kioskcam\" after the daemon exits" "$(gpioinfo "$CHIP" | grep kioskcam | tr '\n' ' ')"
