@@ -61,6 +61,9 @@ public final class EventRecorder: @unchecked Sendable {
     private var sound: SoundTrigger
     private var status = Status()
     private var statusDay: String?
+    /// Set by `stop()`: a luma frame still in the branch's queue at shutdown must not
+    /// start a new event after the last one was ended.
+    private var stopped = false
     /// The messages of events going on, by the planner's id.
     private var messages: [Int: EventMessage] = [:]
     /// Each event's log id and start (wall-clock seconds), given as the planner starts it.
@@ -103,7 +106,9 @@ public final class EventRecorder: @unchecked Sendable {
     public func stop() {
         ticker?.stop()
         let now = clock.now()
-        perform(plan { $0.finish(at: now) })
+        let effects = plan { $0.finish(at: now) }
+        lock.withLock { stopped = true }
+        perform(effects)
         work.sync {}
     }
 
@@ -160,9 +165,10 @@ public final class EventRecorder: @unchecked Sendable {
     }
 
     /// Runs a planner step under the lock and gives each event it starts its log id at
-    /// once (so a caller can be told it), from the wall clock now.
+    /// once (so a caller can be told it), from the wall clock now. After `stop()`, nothing.
     private func plan(_ step: (inout EventPlanner) -> [EventEffect]) -> [EventEffect] {
         lock.withLock {
+            guard !stopped else { return [] }
             let effects = step(&planner)
             for case .startClip(let record) in effects {
                 let start = wallSeconds(record.start)

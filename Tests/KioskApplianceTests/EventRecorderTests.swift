@@ -148,6 +148,26 @@ final class EventRecorderTests: XCTestCase {
         XCTAssertEqual(clips.started.map(\.label), ["sound"])
     }
 
+    /// Shutdown ends the event going on; a trigger still on its way (a luma frame in the
+    /// branch's queue, a button) must not start another one after that.
+    func testNothingStartsAfterStop() throws {
+        let folder = TemporaryDirectory()
+        let (recorder, clips, clock, published) = makeRecorder(root: folder.path)
+        let id = try XCTUnwrap(recorder.manualTrigger(on: true))
+        clock.advance(bySeconds: 2)
+        recorder.stop()
+        XCTAssertEqual(clips.started.count, 1)
+        XCTAssertEqual(clips.ended, 1, "stop ends the clip going on")
+        XCTAssertNil(recorder.manualTrigger(on: true), "no event after stop")
+        recorder.pulse(.button)
+        clock.advance(bySeconds: 1)
+        recorder.tick()
+        recorder.drain()
+        XCTAssertEqual(clips.started.count, 1, "nothing started after stop")
+        XCTAssertEqual(published.all.map(\.type), [.new, .end])
+        XCTAssertEqual(published.all.last?.id, id)
+    }
+
     func testTriggersThatAreOffDoNothing() {
         let folder = TemporaryDirectory()
         let (recorder, clips, clock, _) = makeRecorder(root: folder.path, configure: { $0.events.motion = false })
