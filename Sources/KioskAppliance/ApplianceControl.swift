@@ -101,6 +101,7 @@ struct ApplianceControlHandler: ControlHandler {
         report.secondsRecorded = status.recorder.secondsWritten
         report.segment = status.recorder.segmentIndex
         report.droppedFrames = status.recorder.droppedVideoFrames
+        report.droppedAudioChunks = status.recorder.droppedAudioChunks
         report.freeBytes = status.freeBytes
         report.camera = "\(status.cameraName): \(status.cameraState)"
         report.microphone = "\(status.microphoneName): \(status.microphoneState)"

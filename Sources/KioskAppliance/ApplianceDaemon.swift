@@ -147,6 +147,7 @@ final class MetricsCounters: Sendable {
         snapshot.segmentsTotal = segmentCount
         snapshot.recordingsTotal = recordingCount
         snapshot.droppedFramesTotal = status.recorder.droppedVideoFrames
+        snapshot.droppedAudioChunksTotal = status.recorder.droppedAudioChunks
         snapshot.freeBytes = status.freeBytes
         snapshot.totalBytes = status.totalBytes
         snapshot.cameraUp = status.cameraRunning

@@ -64,6 +64,7 @@ final class ControlMetricsTests: XCTestCase {
         snapshot.segmentsTotal = 4
         snapshot.recordingsTotal = 2
         snapshot.droppedFramesTotal = 17
+        snapshot.droppedAudioChunksTotal = 9
         snapshot.freeBytes = 9_876_543_210
         snapshot.totalBytes = 32_000_000_000
         snapshot.cameraUp = true
@@ -89,6 +90,7 @@ final class ControlMetricsTests: XCTestCase {
         XCTAssertEqual(value("bytes_written_total"), 123_456_789_012)
         XCTAssertEqual(value("segments_total"), 4)
         XCTAssertEqual(value("dropped_frames_total"), 17)
+        XCTAssertEqual(value("dropped_audio_chunks_total"), 9)
         XCTAssertEqual(value("free_bytes"), 9_876_543_210)
         XCTAssertEqual(value("camera_up"), 1)
         XCTAssertEqual(value("microphone_up"), 0)

@@ -190,7 +190,8 @@ final class ControlProtocolTests: XCTestCase {
         report.bytesWritten = 3_500_000
         report.secondsRecorded = 12.25
         report.segment = 2
-        report.droppedFrames = 0
+        report.droppedFrames = 4
+        report.droppedAudioChunks = 2
         report.freeBytes = 5 << 30
         report.camera = "ok /dev/video0"
         report.microphone = "ok hw:1,0"
@@ -211,7 +212,8 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(try back.decode(StatusReport.self), report)
 
         let text = report.lines.joined(separator: "\n")
-        for expected in ["state:        recording (video)", "12.2 s, 3.3 MiB, segment 2", "free space:   5.0 GiB",
+        XCTAssertEqual(fields["dropped_audio_chunks"], .integer(2))
+        for expected in ["state:        recording (video)", "dropped:      4 frames, 2 sound chunks", "12.2 s, 3.3 MiB, segment 2", "free space:   5.0 GiB",
                          "camera:       ok /dev/video0", "-18.2 (peak -6.0)", "factory default PIN", "PIN failures: 3",
                          "device id:    0b6c1c52", "uptime:       1d 01:01:01"] {
             XCTAssertTrue(text.contains(expected), "missing \(expected) in:\n\(text)")

@@ -8,6 +8,7 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var segmentsTotal: Int = 0
     public var recordingsTotal: Int = 0
     public var droppedFramesTotal: Int = 0
+    public var droppedAudioChunksTotal: Int = 0
     public var freeBytes: Int64?
     public var totalBytes: Int64?
     public var cameraUp = false
@@ -51,6 +52,7 @@ public enum MetricsFormatter {
         one("segments_total", "counter", "Recording segments (files) finished since the daemon started.", String(snapshot.segmentsTotal))
         one("recordings_total", "counter", "Recordings started since the daemon started.", String(snapshot.recordingsTotal))
         one("dropped_frames_total", "counter", "Camera frames dropped because the encoder fell behind.", String(snapshot.droppedFramesTotal))
+        one("dropped_audio_chunks_total", "counter", "Sound chunks dropped because the encoder fell behind.", String(snapshot.droppedAudioChunksTotal))
         if let free = snapshot.freeBytes {
             one("free_bytes", "gauge", "Free bytes on the media library's file system.", String(free))
         }

@@ -14,6 +14,8 @@ public struct StatusReport: Sendable, Equatable, Codable {
     /// 1 for the first segment of a recording.
     public var segment: Int?
     public var droppedFrames: Int?
+    /// Sound chunks the encoder's queue dropped (it fell behind).
+    public var droppedAudioChunks: Int?
     /// Free space on the media library's file system.
     public var freeBytes: Int64?
     /// "ok /dev/video0", "test pattern", "lost since 12:03:04", …
@@ -53,6 +55,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case bytesWritten = "bytes_written"
         case secondsRecorded = "seconds_recorded"
         case droppedFrames = "dropped_frames"
+        case droppedAudioChunks = "dropped_audio_chunks"
         case freeBytes = "free_bytes"
         case deviceID = "device_id"
         case uptimeSeconds = "uptime_seconds"
@@ -86,7 +89,10 @@ public struct StatusReport: Sendable, Equatable, Codable {
             if let segment { progress.append("segment \(segment)") }
             if !progress.isEmpty { lines.append("progress:     " + progress.joined(separator: ", ")) }
         }
-        if let droppedFrames { lines.append("dropped:      \(droppedFrames) frames") }
+        if droppedFrames != nil || (droppedAudioChunks ?? 0) > 0 {
+            let sound = (droppedAudioChunks ?? 0) > 0 ? ", \(droppedAudioChunks ?? 0) sound chunks" : ""
+            lines.append("dropped:      \(droppedFrames ?? 0) frames" + sound)
+        }
         if let freeBytes { lines.append("free space:   \(ByteCountText.text(freeBytes))") }
         if let camera { lines.append("camera:       \(camera)") }
         if let microphone { lines.append("microphone:   \(microphone)") }
