@@ -5,7 +5,11 @@ import Foundation
 /// Video and audio have separate lanes so a burst of one never pushes out the other.
 /// When a lane is full the *oldest* item is dropped (its buffer goes back to its pool) and counted: a live
 /// camera must never block, and memory must never grow with time. The consumer gets
-/// items in timestamp order across both lanes.
+/// items in timestamp order across both lanes — except when both lanes are full: then
+/// the encoder has fallen behind on both, the sound lane (a second deep, against a few
+/// frames of video) always holds the older head, and oldest-first would hand out only
+/// sound while every video frame is dropped (seen in the HIL guest under load: tens of
+/// seconds without a picture). Then the lanes take turns.
 ///
 /// A file replayed as fast as possible has no real time to keep up with; for it the
 /// queue applies back-pressure (`.block`) instead, so nothing is dropped, and merges
@@ -34,6 +38,8 @@ public final class CaptureQueue: Sendable {
         /// A lane whose source has delivered its last item (or that has no source).
         var videoFinished: Bool
         var audioFinished: Bool
+        /// The lane the last item came from (for taking turns when both are full).
+        var lastWasVideo = false
 
         /// Live: anything queued. Replay (`.block`): only once the order across lanes is known.
         func canPop(_ overflow: OverflowPolicy) -> Bool {
@@ -42,14 +48,18 @@ public final class CaptureQueue: Sendable {
             return (!video.isEmpty || videoFinished) && (!audio.isEmpty || audioFinished)
         }
 
-        mutating func popEarliest() -> CaptureItem? {
+        mutating func popEarliest(_ overflow: OverflowPolicy) -> CaptureItem? {
+            let takeVideo: Bool
             switch (video.first, audio.first) {
             case (let v?, let a?):
-                return v.timestamp <= a.timestamp ? video.popFirst().map(CaptureItem.video) : audio.popFirst().map(CaptureItem.audio)
-            case (.some, nil): return video.popFirst().map(CaptureItem.video)
-            case (nil, .some): return audio.popFirst().map(CaptureItem.audio)
+                let behindOnBoth = overflow == .dropOldest && video.isFull && audio.isFull
+                takeVideo = behindOnBoth ? !lastWasVideo : v.timestamp <= a.timestamp
+            case (.some, nil): takeVideo = true
+            case (nil, .some): takeVideo = false
             case (nil, nil): return nil
             }
+            lastWasVideo = takeVideo
+            return takeVideo ? video.popFirst().map(CaptureItem.video) : audio.popFirst().map(CaptureItem.audio)
         }
     }
 
@@ -118,7 +128,7 @@ public final class CaptureQueue: Sendable {
         let overflow = overflow
         let item = state.withLock(waitingUntil: { $0.canPop(overflow) || $0.closed },
                                   deadline: Date(timeIntervalSinceNow: timeout)) { state -> CaptureItem? in
-            state.canPop(overflow) || state.closed ? state.popEarliest() : nil
+            state.canPop(overflow) || state.closed ? state.popEarliest(overflow) : nil
         }
         // Producers may be waiting for room (`.block`).
         if overflow == .block { state.wakeWaiters() }
@@ -128,7 +138,7 @@ public final class CaptureQueue: Sendable {
     /// The earliest queued item, or nil without waiting.
     public func tryPop() -> CaptureItem? {
         let overflow = overflow
-        let item = state.withLock { $0.canPop(overflow) ? $0.popEarliest() : nil }
+        let item = state.withLock { $0.canPop(overflow) ? $0.popEarliest(overflow) : nil }
         if overflow == .block { state.wakeWaiters() }
         return item
     }

@@ -455,6 +455,32 @@ final class CaptureQueueTests: XCTestCase {
         _ = copy
         XCTAssertEqual(copy?.byteCount, 16)
     }
+
+    /// The encoder behind on both lanes: a second of sound always has the older head, and
+    /// oldest-first would never hand out a frame. Full on both, the lanes take turns;
+    /// otherwise (and always for a replay) the order is by time.
+    func testWhenBothLanesAreFullTheyTakeTurnsSoVideoIsNotStarved() {
+        let queue = makeQueue(video: 3, audio: 6)
+        for index in 0..<6 { queue.push(chunk(at: Int64(index) * 20)) }           // 0…100 ms
+        for index in 0..<3 { queue.push(frame(index, at: 500 + Int64(index) * 33)) }  // 500…566 ms
+        // The camera and the microphone keep the lanes full while the encoder takes one item.
+        var taken: [String] = []
+        taken.append(label(queue.tryPop()))
+        queue.push(frame(3, at: 600))
+        taken.append(label(queue.tryPop()))
+        queue.push(chunk(at: 120))
+        taken.append(label(queue.tryPop()))
+        XCTAssertEqual(taken, ["v0", "a0", "v1"], "both full: turns, although every sound chunk is older")
+        XCTAssertEqual(label(queue.tryPop()), "a20", "the video lane no longer full: oldest first again")
+        let replay = makeQueue(video: 2, audio: 2, overflow: .block)
+        replay.push(chunk(at: 0))
+        replay.push(chunk(at: 20))
+        replay.push(frame(0, at: 500))
+        replay.push(frame(1, at: 533))
+        replay.finishAudio()
+        XCTAssertEqual((0..<4).map { _ in label(replay.tryPop()) }, ["a0", "a20", "v0", "v1"], "a replay is strictly by time, full lanes or not")
+        XCTAssertEqual(queue.snapshot.droppedVideoFrames, 0)
+    }
 }
 
 private final class ReleaseCounter: @unchecked Sendable {
