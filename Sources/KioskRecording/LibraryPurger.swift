@@ -231,9 +231,7 @@ public struct LibraryPurger: Sendable {
     /// event clips whole for `.events`; a mixed one loses only the files of the share.
     /// Subfolders and other odd entries count as footage (they go with the whole folder).
     static func deletion(of folder: LibraryScan.DateFolder, share: LibraryShare, reason: DeletionReason) -> PurgePlan.Deletion? {
-        let clips = folder.files.filter { LibraryShare.events.takes(fileName: $0.name) }
-        let footage = folder.files.filter { LibraryShare.continuous.takes(fileName: $0.name) }
-        let hasFootage = !footage.isEmpty || folder.otherEntries > 0
+        let (clips, footage, hasFootage) = split(folder)
         let whole = PurgePlan.Deletion(kind: folder.kind, date: folder.date, bytes: folder.diskBytes, reason: reason)
         func part(_ files: [LibraryScan.File]) -> PurgePlan.Deletion {
             PurgePlan.Deletion(kind: folder.kind, date: folder.date, bytes: files.reduce(0) { $0 + $1.diskBytes },
@@ -248,8 +246,20 @@ public struct LibraryPurger: Sendable {
 
     /// The space taking the event share of `folder` frees (all of it when it holds only clips).
     static func eventShareBytes(_ folder: LibraryScan.DateFolder) -> Int64 {
-        guard folder.files.contains(where: { LibraryShare.events.takes(fileName: $0.name) }) else { return 0 }
-        return deletion(of: folder, share: .events, reason: .space)?.bytes ?? 0
+        let (clips, _, hasFootage) = split(folder)
+        guard !clips.isEmpty else { return 0 }
+        return hasFootage ? clips.reduce(0) { $0 + $1.diskBytes } : folder.diskBytes
+    }
+
+    /// A folder's files as event clips and continuous footage (each name read once; the
+    /// index is neither), and whether anything but clips is in it.
+    private static func split(_ folder: LibraryScan.DateFolder)
+        -> (clips: [LibraryScan.File], footage: [LibraryScan.File], hasFootage: Bool) {
+        var clips: [LibraryScan.File] = [], footage: [LibraryScan.File] = []
+        for file in folder.files where file.name != LibraryIndex.fileName {
+            if LibraryShare.events.takes(fileName: file.name) { clips.append(file) } else { footage.append(file) }
+        }
+        return (clips, footage, !footage.isEmpty || folder.otherEntries > 0)
     }
 
     /// Plans and logs what a purge would delete, deleting nothing (`kioskcam purge --dry-run`).
@@ -327,6 +337,25 @@ public struct LibraryPurger: Sendable {
 
     /// Removes `<root>/<kind>/<YYYYMMDD>` and everything in it without following any symlink.
     private func deleteDateFolder(kind: MediaKind, date: CalendarDate) throws(RecorderError) {
+        guard let folder = try openDateFolder(kind: kind, date: date) else { return }
+        defer { close(folder.kindFD) }
+        try removeContents(of: folder.folderFD, path: folder.path, device: folder.device, depth: 0)
+        guard unlinkat(folder.kindFD, folder.name, AT_REMOVEDIR) == 0 || errno == ENOENT else {
+            throw Self.failure("remove", folder.path)
+        }
+    }
+
+    /// `<root>/<kind>/<YYYYMMDD>` opened without following a symlink at either level.
+    private struct OpenedDateFolder {
+        /// Both descriptors are the caller's to close.
+        let kindFD: Int32, folderFD: Int32
+        /// The kind folder's filesystem: nothing on another one is touched.
+        let device: dev_t
+        let name: String, path: String
+    }
+
+    /// Opens a date folder for deleting in or from it; nil when it is already gone.
+    private func openDateFolder(kind: MediaKind, date: CalendarDate) throws(RecorderError) -> OpenedDateFolder? {
         let name = date.folderName
         let path = layout.kindDirectory(kind) + "/" + name
         guard CalendarDate(folderName: name) == date else {
@@ -337,38 +366,36 @@ public struct LibraryPurger: Sendable {
         defer { close(rootFD) }
         let kindFD = openat(rootFD, kind.rawValue, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard kindFD >= 0 else {
-            if errno == ENOENT { return }
+            if errno == ENOENT { return nil }
             throw Self.failure("open", layout.kindDirectory(kind))
         }
-        defer { close(kindFD) }
         var kindInfo = stat()
-        guard fstat(kindFD, &kindInfo) == 0 else { throw Self.failure("stat", layout.kindDirectory(kind)) }
-
+        guard fstat(kindFD, &kindInfo) == 0 else {
+            let failure = Self.failure("stat", layout.kindDirectory(kind))
+            close(kindFD)
+            throw failure
+        }
         let folderFD = openat(kindFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard folderFD >= 0 else {
-            switch errno {
-            case ENOENT: return  // already gone
+            let code = errno
+            close(kindFD)
+            errno = code
+            switch code {
+            case ENOENT: return nil  // already gone
             case ELOOP, ENOTDIR: throw RecorderError(.library, "\(path) is not a real folder (a symlink or a file); left alone")
             default: throw Self.failure("open", path)
             }
         }
-        try removeContents(of: folderFD, path: path, device: kindInfo.st_dev, depth: 0)
-        guard unlinkat(kindFD, name, AT_REMOVEDIR) == 0 || errno == ENOENT else { throw Self.failure("remove", path) }
+        return OpenedDateFolder(kindFD: kindFD, folderFD: folderFD, device: kindInfo.st_dev, name: name, path: path)
     }
 
     /// Removes the named regular files from `<root>/<kind>/<YYYYMMDD>` (a partial
     /// deletion), never following a symlink; then the folder itself when nothing but its
     /// index is left.
     private func deleteFiles(_ names: [String], kind: MediaKind, date: CalendarDate) throws(RecorderError) {
-        let path = layout.kindDirectory(kind) + "/" + date.folderName
-        let rootFD = open(layout.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard rootFD >= 0 else { throw Self.failure("open", layout.root) }
-        defer { close(rootFD) }
-        let folderFD = openat(rootFD, kind.rawValue + "/" + date.folderName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard folderFD >= 0 else {
-            if errno == ENOENT { return }
-            throw Self.failure("open", path)
-        }
+        guard let folder = try openDateFolder(kind: kind, date: date) else { return }
+        close(folder.kindFD)
+        let folderFD = folder.folderFD, path = folder.path
         defer { close(folderFD) }
         for name in names {
             // Names come from a scan: one path component, never `.`/`..`, never the index.

@@ -78,6 +78,22 @@ final class EventClipTests: XCTestCase {
         return daemon
     }
 
+    /// Events mode on motion alone, as the scene tests run it: a 1 % threshold over two
+    /// frames, and `masks` (left,top,width,height in percent) not watched.
+    func motionSections(pre: Int, post: Int, gap: Int, masks: [String]) -> String {
+        """
+        [events]
+        mode = "events"
+        pre_seconds = \(pre)
+        post_seconds = \(post)
+        gap_seconds = \(gap)
+        [motion]
+        threshold_percent = 1
+        min_frames = 2
+        mask = [\(masks.map { "\"\($0)\"" }.joined(separator: ", "))]
+        """
+    }
+
     /// The file camera replaying a synthetic scene in real time, and no microphone.
     func sceneCamera(_ frames: String, scene: SyntheticScene? = nil) -> String {
         let scene = scene ?? self.scene
@@ -99,17 +115,8 @@ final class EventClipTests: XCTestCase {
         try scene.write(to: frames, count: 360) { number in
             (120..<180).contains(number) ? .init(box: (x: 10 + (number - 120) * 4, y: 100)) : .init()
         }
-        let daemon = try startDaemon(root: root, name: "scene", camera: sceneCamera(frames), sections: """
-            [events]
-            mode = "events"
-            pre_seconds = 2
-            post_seconds = 2
-            gap_seconds = 0
-            [motion]
-            threshold_percent = 1
-            min_frames = 2
-            mask = ["0,0,100,10"]
-            """)
+        let daemon = try startDaemon(root: root, name: "scene", camera: sceneCamera(frames),
+                                       sections: motionSections(pre: 2, post: 2, gap: 0, masks: ["0,0,100,10"]))
         defer { daemon.reap() }
         // The scene lasts 12 s; the clip ends ~2.3 s after the box leaves (at 6 s).
         daemon.waitForLog("ended: video/", seconds: 30)
@@ -162,17 +169,8 @@ final class EventClipTests: XCTestCase {
             return (900..<930).contains(number) ? .init(box: (x: 4 + (number - 900) * 8, y: 50), brightness: drift, noise: 30)
                 : .init(brightness: min(drift, 10), noise: 30)
         }
-        let daemon = try startDaemon(root: root, name: "still", camera: sceneCamera(frames, scene: still), sections: """
-            [events]
-            mode = "events"
-            pre_seconds = 1
-            post_seconds = 1
-            gap_seconds = 0
-            [motion]
-            threshold_percent = 1
-            min_frames = 2
-            mask = ["0,0,100,14"]
-            """)
+        let daemon = try startDaemon(root: root, name: "still", camera: sceneCamera(frames, scene: still),
+                                       sections: motionSections(pre: 1, post: 1, gap: 0, masks: ["0,0,100,14"]))
         defer { daemon.reap() }
         daemon.waitForLog("ended: video/", seconds: 100)
         daemon.signal(SIGTERM)
@@ -299,17 +297,8 @@ final class EventClipTests: XCTestCase {
             default: return .init(brightness: brightness)
             }
         }
-        let daemon = try startDaemon(root: root, name: "rules", camera: sceneCamera(frames), sections: """
-            [events]
-            mode = "events"
-            pre_seconds = 1
-            post_seconds = 2
-            gap_seconds = 5
-            [motion]
-            threshold_percent = 1
-            min_frames = 2
-            mask = ["0,0,100,10", "0,75,100,25"]
-            """)
+        let daemon = try startDaemon(root: root, name: "rules", camera: sceneCamera(frames),
+                                       sections: motionSections(pre: 1, post: 2, gap: 5, masks: ["0,0,100,10", "0,75,100,25"]))
         defer { daemon.reap() }
         daemon.waitForLog("ended: video/", seconds: 40)
         daemon.signal(SIGTERM)
