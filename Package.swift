@@ -30,6 +30,8 @@ let package = Package(
         systemLibrary("CEvdev", pkgConfig: "libevdev", apt: "libevdev-dev"),
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+        systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
+        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
         /// Kernel UAPI headers (linux/fb.h) for the framebuffer ioctls; no library to link.
         .systemLibrary(name: "CLinuxFB"),
         /// sys/eventfd.h, which Glibc's Swift module leaves out: `WakeUpEvent`'s kernel object.
