@@ -90,6 +90,8 @@ let package = Package(
             dependencies: ["KioskCore", "KioskWakeUp", .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
+        /// Thin Swift over libmosquitto: one client driven by its owner's poll loop.
+        .target(name: "KioskMQTT", dependencies: ["CMosquitto"]),
         /// The recording pipeline: encoder thread, segments, temp files, salvage.
         .target(
             name: "KioskRecording",
@@ -104,7 +106,7 @@ let package = Package(
             name: "KioskAppliance",
             dependencies: [
                 "KioskCore", "KioskWakeUp", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
-                "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "CSystemd",
+                "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskMQTT", "CSystemd",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -135,7 +135,7 @@ public final class Appliance: Sendable {
                            clock: SystemClock(), logger: logger, onEvent: { relay.forward($0) })
         owner = RecordingOwner(video: graph.video, audio: graph.audio)
         digitalZoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
-        stream = camera == nil ? nil : SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
+        stream = SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
         if let stream { graph.encoder.add(stream) }
         (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay, logger: logger)
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, logger: logger)

@@ -13,6 +13,7 @@ struct ApplianceControlHandler: ControlHandler {
     let pinStore: PinStore
     let deviceID: String?
     let version: String
+    let mqtt: MQTTBridge?
 
     func handle(_ request: ControlRequest) -> ControlOutcome {
         switch request {
@@ -127,6 +128,7 @@ struct ApplianceControlHandler: ControlHandler {
                 report.preEventLimitBytes = ring.limit
             }
         }
+        report.mqtt = mqtt?.status.line
         report.version = version
         return report
     }

@@ -14,6 +14,7 @@ public final class ApplianceDaemon: Sendable {
     private let interaction: InteractionLoop?
     private let control: ControlServer?
     private let metrics: MetricsTextfileWriter?
+    private let mqtt: MQTTBridge?
 
     /// Opens what the configuration names (falling back to built-in devices, and saying
     /// so). A part that cannot open (no screen, no GPIO, socket path unusable) is logged
@@ -48,8 +49,19 @@ public final class ApplianceDaemon: Sendable {
         if (try? pinStore.status().isDefault) == true {
             logger.warning("the factory PIN 1234 is still set: change it with `kioskcam pin set`")
         }
+        var mqtt: MQTTBridge?
+        if configuration.mqtt.broker != nil {
+            do {
+                guard let deviceID else { throw ApplianceError("there is no device id to name the board's topics (see the error above)") }
+                mqtt = try MQTTBridge(appliance: appliance, configuration: configuration, deviceID: deviceID, version: version,
+                                      isDefaultPIN: { (try? pinStore.status())?.isDefault }, logger: logger)
+            } catch {
+                logger.error("mqtt is off: \(error)")
+            }
+        }
+        self.mqtt = mqtt
         let handler = ApplianceControlHandler(appliance: appliance, interaction: interaction, pinStore: pinStore,
-                                              deviceID: deviceID, version: version)
+                                              deviceID: deviceID, version: version, mqtt: mqtt)
         var control: ControlServer?
         do {
             control = try ControlServer(path: configuration.control.socketPath, group: configuration.control.socketGroup,
@@ -81,11 +93,12 @@ public final class ApplianceDaemon: Sendable {
             runner.watch("UI loop") { interaction.heartbeat }
         }
         if let control { runner.add(ControlService(server: control)) }
+        if let mqtt { runner.add(MQTTService(bridge: mqtt)) }
         var metrics: MetricsTextfileWriter?
         if let path = configuration.control.metricsFile {
             let directory = (path as NSString).deletingLastPathComponent
             if FileManager.default.fileExists(atPath: directory) {
-                let counters = MetricsCounters(appliance: appliance)
+                let counters = MetricsCounters(appliance: appliance, mqtt: mqtt)
                 metrics = MetricsTextfileWriter(path: path, intervalSeconds: configuration.control.metricsIntervalSeconds,
                                                 logger: logger) { [control] in
                     counters.snapshot(pinStore: pinStore, control: control, deviceID: deviceID ?? "", version: version)
@@ -113,6 +126,7 @@ public final class ApplianceDaemon: Sendable {
 /// Running totals for the metrics file, counted from the appliance's events.
 final class MetricsCounters: Sendable {
     private let appliance: Appliance
+    private let mqtt: MQTTBridge?
     private struct Totals {
         var bytesFinished: Int64 = 0
         var segments = 0
@@ -121,8 +135,9 @@ final class MetricsCounters: Sendable {
     }
     private let totals = Locked(Totals())
 
-    init(appliance: Appliance) {
+    init(appliance: Appliance, mqtt: MQTTBridge?) {
         self.appliance = appliance
+        self.mqtt = mqtt
         appliance.onEvent { [weak self] event in
             guard let self else { return }
             switch event {
@@ -164,6 +179,13 @@ final class MetricsCounters: Sendable {
             snapshot.eventsToday = events.eventsToday
             snapshot.motionScorePercent = events.motionScore
             snapshot.eventRecording = events.recording
+        }
+        if let mqtt = mqtt?.status {
+            snapshot.mqttConnected = mqtt.connected
+            snapshot.mqttQueuedMessages = mqtt.queued
+            snapshot.mqttDroppedMessagesTotal = mqtt.dropped
+            snapshot.mqttReconnectsTotal = mqtt.reconnects
+            snapshot.mqttCommandsIgnoredTotal = mqtt.commandsIgnored
         }
         snapshot.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
         snapshot.deviceID = deviceID

@@ -24,6 +24,12 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var eventsToday: Int?
     public var motionScorePercent: Double?
     public var eventRecording: Bool?
+    /// Nil while `[mqtt]` is off.
+    public var mqttConnected: Bool?
+    public var mqttQueuedMessages = 0
+    public var mqttDroppedMessagesTotal = 0
+    public var mqttReconnectsTotal = 0
+    public var mqttCommandsIgnoredTotal = 0
     public var uptimeSeconds: Double = 0
     public var deviceID: String = ""
     public var version: String = ""
@@ -75,6 +81,13 @@ public enum MetricsFormatter {
         }
         if let recording = snapshot.eventRecording {
             one("event_recording", "gauge", "1 while an event clip is being written, else 0.", recording ? "1" : "0")
+        }
+        if let connected = snapshot.mqttConnected {
+            one("mqtt_connected", "gauge", "1 while connected to the MQTT broker, else 0.", connected ? "1" : "0")
+            one("mqtt_queued_messages", "gauge", "MQTT messages waiting for the broker.", String(snapshot.mqttQueuedMessages))
+            one("mqtt_dropped_messages_total", "counter", "MQTT messages dropped (the oldest) because the queue was full while the broker was away.", String(snapshot.mqttDroppedMessagesTotal))
+            one("mqtt_reconnects_total", "counter", "Connections to the MQTT broker made again after a loss.", String(snapshot.mqttReconnectsTotal))
+            one("mqtt_commands_ignored_total", "counter", "MQTT command messages ignored as unknown or malformed.", String(snapshot.mqttCommandsIgnoredTotal))
         }
         one("uptime_seconds", "gauge", "Seconds since the daemon started.", number(snapshot.uptimeSeconds))
         return out

@@ -46,6 +46,8 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var preEventBytes: Int?
     public var preEventSeconds: Double?
     public var preEventLimitBytes: Int?
+    /// The MQTT connection in one line (nil while `[mqtt]` is off).
+    public var mqtt: String?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -73,6 +75,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case preEventBytes = "pre_event_bytes"
         case preEventSeconds = "pre_event_seconds"
         case preEventLimitBytes = "pre_event_limit_bytes"
+        case mqtt
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -119,6 +122,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
                 lines.append("pre-event:    \(String(format: "%.1f", preEventSeconds)) s in \(ByteCountText.text(Int64(preEventBytes))) of \(ByteCountText.text(Int64(preEventLimitBytes)))")
             }
         }
+        if let mqtt { lines.append("mqtt:         \(mqtt)") }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
         if let version { lines.append("version:      \(version)") }

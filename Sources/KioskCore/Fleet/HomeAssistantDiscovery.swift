@@ -1,0 +1,139 @@
+/// The board's state as one retained JSON message on `<base>/state`, and the Home
+/// Assistant entities that read it.
+public struct FleetState: Sendable, Equatable {
+    public var recordingState: RecordingState = .idle
+    /// "video" or "audio" while recording.
+    public var kind: String?
+    public var file: String?
+    public var freeBytes: Int64?
+    public var camera: String?
+    public var microphone: String?
+    public var defaultPIN: Bool?
+    public var uptimeSeconds: Double = 0
+    public var droppedFrames: Int = 0
+    /// Nil when event clips are off.
+    public var motion: Bool?
+    public var lastEvent: String?
+    public var eventsToday: Int?
+    public var streaming: Bool?
+
+    public init() {}
+
+    public var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "state": .string(recordingState.rawValue),
+            "recording": .bool(recordingState != .idle),
+            "uptime_seconds": .integer(Int64(uptimeSeconds.isFinite ? min(max(0, uptimeSeconds), 1e12) : 0)),
+            "dropped_frames": .integer(Int64(droppedFrames)),
+        ]
+        object["kind"] = kind.map(JSONValue.string) ?? .null
+        object["file"] = file.map(JSONValue.string) ?? .null
+        object["free_bytes"] = freeBytes.map(JSONValue.integer) ?? .null
+        object["camera"] = camera.map(JSONValue.string) ?? .null
+        object["microphone"] = microphone.map(JSONValue.string) ?? .null
+        object["default_pin"] = defaultPIN.map(JSONValue.bool) ?? .null
+        object["last_event"] = lastEvent.map(JSONValue.string) ?? .null
+        if let motion { object["motion"] = .bool(motion) }
+        if let eventsToday { object["events_today"] = .integer(Int64(eventsToday)) }
+        if let streaming { object["streaming"] = .bool(streaming) }
+        return .object(object)
+    }
+}
+
+/// Home Assistant MQTT discovery: one retained config message per entity, all naming the
+/// same device block and the board's availability topic, so a board that dies (its last
+/// will) shows every entity unavailable.
+public struct HomeAssistantDiscovery: Sendable {
+    public let topics: FleetTopics
+    public let version: String
+    /// Adds the motion binary sensor (event clips are on).
+    public let events: Bool
+    /// Adds the stream switch (`[stream] url` is set).
+    public let stream: Bool
+    /// Adds the switch, the button and the stream switch (`mqtt.commands`).
+    public let commands: Bool
+
+    public init(topics: FleetTopics, version: String, events: Bool, stream: Bool, commands: Bool) {
+        self.topics = topics
+        self.version = version
+        self.events = events
+        self.stream = stream
+        self.commands = commands
+    }
+
+    public struct Message: Sendable, Equatable {
+        public let topic: String
+        public let payload: JSONValue
+    }
+
+    /// Every config message, in a stable order.
+    public var messages: [Message] {
+        var messages: [Message] = []
+        func add(_ component: String, _ object: String, _ name: String, _ fields: [String: JSONValue]) {
+            var payload = fields
+            payload["name"] = .string(name)
+            payload["unique_id"] = .string("kioskcam_\(topics.node)_\(object)")
+            payload["object_id"] = .string("kioskcam_\(topics.node.prefix(8))_\(object)")
+            payload["availability_topic"] = .string(topics.availability)
+            payload["payload_available"] = .string("online")
+            payload["payload_not_available"] = .string("offline")
+            payload["device"] = device
+            payload["origin"] = .object(["name": .string("kioskcam"), "sw_version": .string(version)])
+            messages.append(Message(topic: topics.discoveryConfig(component: component, object: object), payload: .object(payload)))
+        }
+        let state = JSONValue.string(topics.state)
+        if commands {
+            add("switch", "recording", "Recording", [
+                "state_topic": state, "value_template": .string("{{ 'ON' if value_json.recording else 'OFF' }}"),
+                "command_topic": .string(topics.command(.record)), "payload_on": .string("ON"), "payload_off": .string("OFF"),
+                "icon": .string("mdi:record-rec"),
+            ])
+            add("button", "snapshot", "Take snapshot", [
+                "command_topic": .string(topics.command(.snapshot)), "payload_press": .string("PRESS"),
+                "icon": .string("mdi:camera"),
+            ])
+            if stream {
+                add("switch", "stream", "Live stream", [
+                    "state_topic": state, "value_template": .string("{{ 'ON' if value_json.streaming else 'OFF' }}"),
+                    "command_topic": .string(topics.command(.stream)), "payload_on": .string("ON"), "payload_off": .string("OFF"),
+                    "icon": .string("mdi:broadcast"),
+                ])
+            }
+        } else {
+            add("binary_sensor", "recording", "Recording", [
+                "state_topic": state, "value_template": .string("{{ 'ON' if value_json.recording else 'OFF' }}"),
+                "payload_on": .string("ON"), "payload_off": .string("OFF"), "icon": .string("mdi:record-rec"),
+            ])
+        }
+        add("camera", "snapshot", "Snapshot", ["topic": .string(topics.snapshot)])
+        add("sensor", "free_space", "Free space", [
+            "state_topic": state, "value_template": .string("{{ value_json.free_bytes }}"),
+            "unit_of_measurement": .string("B"), "device_class": .string("data_size"), "state_class": .string("measurement"),
+            "entity_category": .string("diagnostic"),
+        ])
+        add("sensor", "last_event", "Last event", [
+            "state_topic": state, "value_template": .string("{{ value_json.last_event or 'none' }}"), "icon": .string("mdi:cctv"),
+        ])
+        add("sensor", "dropped_frames", "Dropped frames", [
+            "state_topic": state, "value_template": .string("{{ value_json.dropped_frames }}"),
+            "state_class": .string("total_increasing"), "entity_category": .string("diagnostic"),
+        ])
+        if events {
+            add("binary_sensor", "motion", "Motion", [
+                "state_topic": state, "value_template": .string("{{ 'ON' if value_json.motion else 'OFF' }}"),
+                "payload_on": .string("ON"), "payload_off": .string("OFF"), "device_class": .string("motion"),
+            ])
+        }
+        return messages
+    }
+
+    private var device: JSONValue {
+        .object([
+            "identifiers": .array([.string("kioskcam_\(topics.node)")]),
+            "name": .string("KioskCam \(topics.node.prefix(8))"),
+            "manufacturer": .string("KioskCam"),
+            "model": .string("KioskCam camera appliance"),
+            "sw_version": .string(version),
+        ])
+    }
+}
