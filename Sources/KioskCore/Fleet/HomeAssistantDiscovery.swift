@@ -105,7 +105,7 @@ public struct HomeAssistantDiscovery: Sendable {
                 "payload_on": .string("ON"), "payload_off": .string("OFF"), "icon": .string("mdi:record-rec"),
             ])
         }
-        add("camera", "snapshot", "Snapshot", ["topic": .string(topics.snapshot)])
+        add("camera", "camera", "Latest still", ["topic": .string(topics.snapshot)])
         add("sensor", "free_space", "Free space", [
             "state_topic": state, "value_template": .string("{{ value_json.free_bytes }}"),
             "unit_of_measurement": .string("B"), "device_class": .string("data_size"), "state_class": .string("measurement"),

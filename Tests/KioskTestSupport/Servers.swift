@@ -1,0 +1,232 @@
+import Foundation
+import Glibc
+
+/// A program the tests need, looked up on PATH and in the sbin folders (mosquitto lives
+/// in /usr/sbin). Missing is an error naming its Debian package, never a skip:
+/// scripts/install-deps --test installs it.
+public func requiredProgram(_ name: String, package: String) throws -> String {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    for folder in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/local/sbin", "/sbin"] {
+        let candidate = folder + "/" + name
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    throw ToolError(command: name, status: 127, stderr: "\(name) is not installed: run scripts/install-deps --test (Debian package \(package))")
+}
+
+/// A TCP port on 127.0.0.1 nobody listens on now (the kernel picks it).
+public func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw ToolError(command: "socket", status: errno, stderr: "no socket") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw ToolError(command: "bind", status: errno, stderr: "no free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`.
+public func isListening(port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+}
+
+/// Debian's Mosquitto on 127.0.0.1, anonymous, without persistence: a real broker for
+/// the MQTT tests, stopped and started again on the same port to test reconnection.
+public final class MosquittoBroker {
+    public let port: Int
+    private let folder: String
+    private var process: Process?
+
+    public init(folder: String) throws {
+        self.folder = folder
+        port = try freeLoopbackPort()
+        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n"
+            .write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
+        try start()
+    }
+
+    deinit { stop() }
+
+    public var url: String { "mqtt://127.0.0.1:\(port)" }
+
+    public func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try requiredProgram("mosquitto", package: "mosquitto"))
+        process.arguments = ["-c", folder + "/mosquitto.conf"]
+        let log = folder + "/mosquitto.log"
+        if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        self.process = process
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !isListening(port: port) && Date() < deadline && process.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+        guard isListening(port: port) else {
+            throw ToolError(command: "mosquitto", status: 1, stderr: (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+        }
+    }
+
+    /// Ends the broker (SIGKILL: the clients see the connection drop) and reaps it.
+    public func stop() {
+        guard let process else { return }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// `mosquitto_sub` for up to `seconds`, with `-v` (topic, space, payload per line).
+    /// - Parameter count: Stop after this many messages.
+    public func subscribe(_ filter: String, count: Int? = nil, seconds: Int = 3, retainedOnly: Bool = false) throws -> [(topic: String, payload: String)] {
+        var arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", filter, "-v", "-W", String(seconds)]
+        if let count { arguments += ["-C", String(count)] }
+        if retainedOnly { arguments.append("--retained-only") }
+        let output = try Tool.run(try requiredProgram("mosquitto_sub", package: "mosquitto-clients"), arguments, allowFailure: true)
+        return output.stdout.split(separator: "\n").map { line in
+            let parts = line.split(separator: " ", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+        }
+    }
+
+    /// `mosquitto_pub`; with `lines`, each line of the text is one message.
+    public func publish(_ topic: String, _ payload: String, lines: Bool = false) throws {
+        let program = try requiredProgram("mosquitto_pub", package: "mosquitto-clients")
+        if lines {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-l"]
+            let input = Pipe()
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data(payload.utf8))
+            try input.fileHandleForWriting.close()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw ToolError(command: "mosquitto_pub -l", status: process.terminationStatus, stderr: "")
+            }
+        } else {
+            try Tool.run(program, ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-m", payload])
+        }
+    }
+}
+
+/// `kioskcam run` on the built-in camera and tone with a file-backed screen, everything
+/// under `root`, plus `sections` of the test's own.
+public final class KioskcamDaemon {
+    public let process: Process
+    public let root: String
+    public let config: String
+    public let log: String
+    public var media: String { root + "/media" }
+    public var stateDirectory: String { root + "/state" }
+
+    /// - Throws: `ToolError` with the log when the daemon does not come up within 20 s.
+    public init(root: String, sections: String) throws {
+        self.root = root
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        config = root + "/kioskcam.toml"
+        log = root + "/daemon.log"
+        try """
+        [storage]
+        media_root = "\(root)/media"
+        [camera]
+        source = "test"
+        size = "320x240"
+        [microphone]
+        source = "tone"
+        [encoder]
+        preset = "ultrafast"
+        [screen]
+        framebuffer = "file:\(root)/screen.fb"
+        [lock]
+        start_locked = false
+        [control]
+        state_directory = "\(root)/state"
+        socket = "\(root)/control.sock"
+        socket_group = ""
+        metrics_file = "\(root)/metrics/kioskcam.prom"
+        metrics_interval_seconds = 1
+        \(sections)
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: root + "/metrics", withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
+        process = Process()
+        try start()
+    }
+
+    private func start() throws {
+        process.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
+        process.arguments = ["run", "--config", config]
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        guard waitForLog("kioskcam is running", seconds: 20) else {
+            reap()
+            throw ToolError(command: "kioskcam run", status: 1, stderr: logText())
+        }
+    }
+
+    deinit { reap() }
+
+    public func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    /// Waits until the log says `text`; whether it did.
+    @discardableResult
+    public func waitForLog(_ text: String, seconds: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !logText().contains(text) && Date() < deadline && process.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+        return logText().contains(text)
+    }
+
+    public func kioskcam(_ arguments: [String]) throws -> Tool.Output {
+        try Tool.run(Package.kioskcamBinary, arguments + ["--config", config], allowFailure: true)
+    }
+
+    /// `kioskcam status --json` as a dictionary (empty when it fails).
+    public func status() -> [String: Any] {
+        guard let output = try? kioskcam(["status", "--json"]), output.status == 0,
+              let object = try? JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any] else { return [:] }
+        return object
+    }
+
+    public var deviceID: String {
+        ((try? String(contentsOfFile: stateDirectory + "/device-id", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// SIGTERM and wait; the exit status, or nil after `timeout`.
+    public func terminate(timeout: Double = 30) -> Int32? {
+        signal(SIGTERM)
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        guard !process.isRunning else { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Ends the daemon if it still runs (SIGKILL) and reaps it.
+    public func reap() {
+        guard process.processIdentifier != 0 else { return }
+        if process.isRunning { signal(SIGKILL) }
+        process.waitUntilExit()
+    }
+}

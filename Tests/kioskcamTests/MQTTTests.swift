@@ -1,0 +1,192 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// `kioskcam run` against a real Mosquitto on 127.0.0.1: discovery as Home Assistant
+/// reads it, commands, the last will, a broker restart, junk commands, and five boards
+/// on one broker.
+final class MQTTTests: XCTestCase {
+    func startBoard(_ folder: TemporaryDirectory, _ name: String, broker: MosquittoBroker, extra: String = "") throws -> KioskcamDaemon {
+        try KioskcamDaemon(root: folder.path + "/" + name, sections: """
+            [mqtt]
+            url = "\(broker.url)"
+            state_interval_seconds = 5
+            \(extra)
+            """)
+    }
+
+    func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        return condition()
+    }
+
+    func retained(_ broker: MosquittoBroker, _ topic: String) throws -> String? {
+        try broker.subscribe(topic, count: 1, seconds: 2, retainedOnly: true).first?.payload
+    }
+
+    func json(_ text: String?) -> [String: Any]? {
+        text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    func testDiscoveryCommandsAndTheLastWill() throws {
+        let folder = TemporaryDirectory()
+        let broker = try MosquittoBroker(folder: folder.path)
+        let board = try startBoard(folder, "board", broker: broker)
+        let id = board.deviceID
+        XCTAssertFalse(id.isEmpty)
+        let base = "kioskcam/\(id)"
+        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" }, board.logText())
+
+        // Discovery: retained, JSON, one device, every entity available through our topic.
+        // A switch, a button, a camera and three sensors (no stream configured, no events).
+        let configs = try broker.subscribe("homeassistant/+/kioskcam_\(id)/+/config", count: 6, seconds: 5, retainedOnly: true)
+        XCTAssertEqual(Set(configs.map(\.topic)).count, 6, "\(configs.map(\.topic))")
+        for config in configs {
+            let payload = try XCTUnwrap(json(config.payload), "not JSON: \(config.payload)")
+            XCTAssertEqual(payload["availability_topic"] as? String, base + "/availability", config.topic)
+            let device = try XCTUnwrap(payload["device"] as? [String: Any], config.topic)
+            XCTAssertEqual(device["identifiers"] as? [String], ["kioskcam_\(id)"])
+            XCTAssertNotNil(payload["unique_id"] as? String)
+        }
+        let state = try XCTUnwrap(json(try retained(broker, base + "/state")))
+        XCTAssertEqual(state["recording"] as? Bool, false)
+        XCTAssertEqual(state["default_pin"] as? Bool, true)
+        XCTAssertNotNil(state["free_bytes"] as? Int)
+
+        // set/record ON starts a recording, OFF finishes it into the library.
+        try broker.publish(base + "/set/record", "ON")
+        XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" }, board.logText())
+        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["recording"] as? Bool == true })
+        Thread.sleep(forTimeInterval: 1.5)
+        try broker.publish(base + "/set/record", "OFF")
+        XCTAssertTrue(waitFor(15) { board.status()["state"] as? String == "idle" }, board.logText())
+        let videos = (try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video"))?.filter { $0.hasSuffix(".mp4") } ?? []
+        XCTAssertEqual(videos.count, 1, "\(videos)")
+        if let video = videos.first {
+            let probe = try FFprobe.probe(board.media + "/video/" + video, countFrames: false)
+            XCTAssertEqual(Set(probe.streams.map(\.codec_type)), ["video", "audio"])
+        }
+
+        // set/snapshot takes a still; its JPEG is the retained snapshot.
+        try broker.publish(base + "/set/snapshot", "PRESS")
+        XCTAssertTrue(waitFor(10) {
+            ((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/photo")) ?? []).contains { $0.hasSuffix(".jpg") }
+        }, board.logText())
+        let received = folder.path + "/snapshot.jpg"
+        let subscriber = try requiredProgram("mosquitto_sub", package: "mosquitto-clients")
+        try Tool.run("/bin/sh", ["-c", "\"$0\" -p \(broker.port) -t '\(base)/snapshot' -C 1 -W 5 -N > '\(received)'", subscriber])
+        let stills = try FileManager.default.subpathsOfDirectory(atPath: board.media + "/photo").filter { $0.hasSuffix(".jpg") }
+        let published = try Data(contentsOf: URL(fileURLWithPath: received))
+        XCTAssertEqual(published.prefix(2), Data([0xFF, 0xD8]), "a JPEG")
+        XCTAssertEqual(published, try Data(contentsOf: URL(fileURLWithPath: board.media + "/photo/" + (stills.first ?? ""))),
+                       "byte for byte the still in the library")
+
+        // Status and metrics tell the connection.
+        XCTAssertTrue((board.status()["mqtt"] as? String)?.hasPrefix("connected to \(broker.url)") == true, "\(board.status())")
+        XCTAssertTrue(waitFor(5) {
+            ((try? String(contentsOfFile: board.root + "/metrics/kioskcam.prom", encoding: .utf8)) ?? "").contains("kioskcam_mqtt_connected 1")
+        })
+
+        // kill -9: the broker publishes the will.
+        board.signal(SIGKILL)
+        board.reap()
+        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "offline" })
+    }
+
+    /// A clean stop says offline itself; a broker that goes away and comes back on the
+    /// same port is reconnected to, with availability, discovery and commands back.
+    func testSurvivesABrokerRestartAndSaysOfflineOnStop() throws {
+        let folder = TemporaryDirectory()
+        let broker = try MosquittoBroker(folder: folder.path)
+        let board = try startBoard(folder, "board", broker: broker)
+        let base = "kioskcam/\(board.deviceID)"
+        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" })
+
+        broker.stop()
+        XCTAssertTrue(waitFor(10) { (board.status()["mqtt"] as? String)?.hasPrefix("not connected") == true }, "\(board.status())")
+        // Messages meanwhile wait in the bounded outbox; the recorder is not held up.
+        XCTAssertEqual(try board.kioskcam(["start"]).status, 0)
+        XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" })
+        try broker.start()   // no persistence: the new broker has no retained messages at all
+        XCTAssertTrue(waitFor(15) { (try? self.retained(broker, base + "/availability")) == "online" }, board.logText())
+        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["recording"] as? Bool == true })
+        XCTAssertNotNil(try retained(broker, "homeassistant/switch/kioskcam_\(board.deviceID)/recording/config"), "discovery sent again")
+        XCTAssertTrue(board.logText().contains("mqtt: connected to \(broker.url) again"))
+        try broker.publish(base + "/set/record", "OFF")
+        XCTAssertTrue(waitFor(15) { board.status()["state"] as? String == "idle" }, board.logText())
+        XCTAssertTrue((board.status()["mqtt"] as? String)?.contains("1 reconnects") == true, "\(board.status())")
+
+        XCTAssertEqual(board.terminate(), 0)
+        XCTAssertEqual(try retained(broker, base + "/availability"), "offline", "said on a clean stop, not left to the will")
+    }
+
+    /// 10,000 junk payloads on the command topics change nothing, cost nothing visible
+    /// and are counted; the log shows a handful of lines, not 10,000.
+    func testTenThousandMalformedCommandsChangeNothing() throws {
+        let folder = TemporaryDirectory()
+        let broker = try MosquittoBroker(folder: folder.path)
+        let board = try startBoard(folder, "board", broker: broker)
+        let base = "kioskcam/\(board.deviceID)"
+        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" })
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ONFonf01 \t{}[]\"':;,.-_/+#*$%\\é漢😀abcXYZ")
+        var lines: [String] = []
+        for index in 0..<10_000 {
+            let length = Int.random(in: 1...80, using: &generator)
+            var line = String((0..<length).map { _ in alphabet.randomElement(using: &generator) ?? "x" })
+            // Never one of the words a command takes (nothing, after trimming, is PRESS).
+            if ["", "ON", "OFF", "1", "0", "TRUE", "FALSE", "PRESS"].contains(line.trimmingCharacters(in: .whitespaces).uppercased()) {
+                line += "?"
+            }
+            lines.append(index % 1000 == 0 ? String(repeating: "A", count: 500) : line)
+        }
+        let topics = ["/set/record", "/set/stream", "/set/snapshot", "/set/reboot"]
+        for (number, topic) in topics.enumerated() {
+            let share = lines[(number * 2500)..<((number + 1) * 2500)].joined(separator: "\n") + "\n"
+            try broker.publish(base + topic, share, lines: true)
+        }
+        XCTAssertTrue(waitFor(20) {
+            ((try? String(contentsOfFile: board.root + "/metrics/kioskcam.prom", encoding: .utf8)) ?? "")
+                .contains("kioskcam_mqtt_commands_ignored_total 10000")
+        }, board.logText().suffix(2000).description)
+        XCTAssertTrue(board.process.isRunning)
+        XCTAssertEqual(board.status()["state"] as? String, "idle")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: board.media + "/photo"), "no still was taken")
+        let ignoredLines = board.logText().components(separatedBy: "\n").filter { $0.contains("mqtt: ignored") }
+        XCTAssertLessThanOrEqual(ignoredLines.count, 10, "throttled: \(ignoredLines.count) lines")
+        XCTAssertTrue(ignoredLines.last?.contains("(10000 ignored so far)") == true, "\(ignoredLines.last ?? "")")
+        // The board still obeys a good command afterwards.
+        try broker.publish(base + "/set/record", "ON")
+        XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" }, board.logText())
+    }
+
+    /// Five boards, one broker: each appears in discovery once, under its own device.
+    func testFiveBoardsOnOneBroker() throws {
+        let folder = TemporaryDirectory()
+        let broker = try MosquittoBroker(folder: folder.path)
+        let boards = try (1...5).map { try startBoard(folder, "board\($0)", broker: broker) }
+        let ids = Set(boards.map(\.deviceID))
+        XCTAssertEqual(ids.count, 5, "five device ids")
+        XCTAssertTrue(waitFor(15) {
+            (try? broker.subscribe("kioskcam/+/availability", count: 5, seconds: 2, retainedOnly: true))?
+                .filter { $0.payload == "online" }.count == 5
+        })
+        let configs = try broker.subscribe("homeassistant/switch/+/recording/config", count: 5, seconds: 5, retainedOnly: true)
+        var devices: [String: Int] = [:]
+        for config in configs {
+            let payload = try XCTUnwrap(json(config.payload))
+            let device = try XCTUnwrap((payload["device"] as? [String: Any])?["identifiers"] as? [String])
+            devices[device.joined(), default: 0] += 1
+        }
+        XCTAssertEqual(Set(devices.keys), Set(ids.map { "kioskcam_\($0)" }))
+        XCTAssertEqual(Set(devices.values), [1], "each board once")
+        // One board's command reaches that board only.
+        let chosen = boards[2]
+        try broker.publish("kioskcam/\(chosen.deviceID)/set/record", "ON")
+        XCTAssertTrue(waitFor(10) { chosen.status()["state"] as? String == "recording" })
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(boards.filter { $0.status()["state"] as? String == "recording" }.count, 1)
+        for board in boards { XCTAssertEqual(board.terminate(), 0) }
+    }
+}
