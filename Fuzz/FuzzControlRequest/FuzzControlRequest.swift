@@ -1,8 +1,10 @@
+import Foundation
 import FuzzSupport
 import KioskCore
 
-/// One line from a control-socket client through `ControlCall.parse`, and the same bytes
-/// through the client's parser of server lines (`ControlServerLine.parse`).
+/// One line from a control-socket client through `ControlCall.parse`, the same bytes
+/// through the client's parser of server lines (`ControlServerLine.parse`), and as an
+/// MQTT command from the broker (`FleetCommand.parse`, the first byte picking the topic).
 ///
 /// Properties beyond "no trap":
 /// - a parsed call's arguments are all valid (a PIN of 4 digits, a real date, a duration
@@ -35,6 +37,8 @@ func fuzzControlRequest(_ bytes: UnsafeRawBufferPointer) {
         }
     }
 
+    fuzzFleetCommand(bytes)
+
     // The client side: whatever the daemon (or something pretending to be it) sends.
     if case .response(let response)? = try? ControlServerLine.parse(bytes) {
         let line = response.line()
@@ -48,6 +52,26 @@ func fuzzControlRequest(_ bytes: UnsafeRawBufferPointer) {
 }
 
 /// What the daemon relies on once a request parsed.
+/// An MQTT command payload: only the exact words parse, and a rejection — which is
+/// logged — is one short line of printable text whatever the payload held.
+func fuzzFleetCommand(_ bytes: UnsafeRawBufferPointer) {
+    let topics = FleetTopics(topicPrefix: "kioskcam", discoveryPrefix: "homeassistant", deviceID: "board")
+    let names = ["record", "snapshot", "stream", "reboot", "record/x", ""]
+    let choice = Int(bytes.first ?? 0) % (names.count + 1)
+    // The last choice: a command name from the broker, whatever bytes it holds.
+    let name = choice < names.count ? names[choice] : String(decoding: bytes.dropFirst().prefix(16), as: UTF8.self)
+    let payload = Array(bytes.dropFirst())
+    switch FleetCommand.parse(topic: topics.commandPrefix + name, payload: payload, topics: topics) {
+    case .success(let command):
+        let word = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
+        Fuzz.require(["", "ON", "OFF", "1", "0", "TRUE", "FALSE", "PRESS"].contains(word), "\(command) from \(payload)")
+    case .failure(let rejection):
+        let text = rejection.description
+        Fuzz.require(text.utf8.count < 200 && !text.unicodeScalars.contains { $0.value < 32 || $0.value == 127 },
+                     "a rejection that is not one short printable line: \(text.debugDescription)")
+    }
+}
+
 func checkArguments(_ request: ControlRequest) {
     switch request {
     case .recordStart(_, let duration):

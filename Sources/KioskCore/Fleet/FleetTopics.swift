@@ -64,9 +64,9 @@ public enum FleetCommand: Sendable, Equatable {
 
     /// The command, or why the message is ignored.
     public static func parse(topic: String, payload: [UInt8], topics: FleetTopics) -> Result<FleetCommand, FleetCommandRejection> {
-        guard topic.hasPrefix(topics.commandPrefix) else { return .failure(.unknownTopic(topic)) }
+        guard topic.hasPrefix(topics.commandPrefix) else { return .failure(.unknownTopic(Self.printable(topic, limit: 120))) }
         let nameText = topic.dropFirst(topics.commandPrefix.count)
-        guard let name = Name(rawValue: String(nameText)) else { return .failure(.unknownCommand(String(nameText.prefix(40)))) }
+        guard let name = Name(rawValue: String(nameText)) else { return .failure(.unknownCommand(Self.printable(nameText, limit: 40))) }
         guard payload.count <= maximumPayloadBytes else { return .failure(.malformed(name, "\(payload.count) bytes")) }
         guard let text = String(validating: payload, as: UTF8.self) else { return .failure(.malformed(name, "not UTF-8")) }
         let word = text.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
@@ -76,18 +76,19 @@ public enum FleetCommand: Sendable, Equatable {
             switch word {
             case "ON", "1", "TRUE": on = true
             case "OFF", "0", "FALSE": on = false
-            default: return .failure(.malformed(name, Self.quoted(text)))
+            default: return .failure(.malformed(name, "\"" + Self.printable(text, limit: 24) + "\""))
             }
             return .success(name == .record ? .record(on) : .stream(on))
         case .snapshot:
             // Home Assistant's button sends PRESS.
-            guard ["", "PRESS", "ON", "1"].contains(word) else { return .failure(.malformed(name, Self.quoted(text))) }
+            guard ["", "PRESS", "ON", "1"].contains(word) else { return .failure(.malformed(name, "\"" + Self.printable(text, limit: 24) + "\"")) }
             return .success(.snapshot)
         }
     }
 
-    private static func quoted(_ text: String) -> String {
-        "\"" + String(text.unicodeScalars.prefix(24).map { $0.isASCII && $0.value >= 32 && $0.value < 127 ? Character($0) : "?" }) + "\""
+    /// What a log line may show of text from the broker: printable ASCII, `?` for the rest.
+    static func printable(_ text: some StringProtocol, limit: Int) -> String {
+        String(text.unicodeScalars.prefix(limit).map { $0.isASCII && $0.value >= 32 && $0.value < 127 ? Character($0) : "?" })
     }
 }
 
