@@ -77,8 +77,8 @@ public final class ApplianceDaemon: Sendable {
             }
         }
         let appliance = appliance
-        runner.onTick = { [interaction, control] status in
-            interaction?.update(status)
+        runner.onTick = { [interaction, control, mqtt] status in
+            interaction?.update(status, fleetProblem: mqtt.map { $0.status.connected ? nil : "MQTT offline" } ?? nil)
             if let levels = status.recorder.audioLevels {
                 control?.publish(ControlEvent(.levels, ["rms_dbfs": .array(levels.rmsDBFS.map(JSONValue.number)),
                                                         "peak_dbfs": .array(levels.peakHoldDBFS.map(JSONValue.number))]))

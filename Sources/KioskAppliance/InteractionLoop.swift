@@ -109,7 +109,8 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     public func lockScreen() { post(.lockNow) }
 
     /// Feeds the live screen's status line, level meter and REC indicator.
-    public func update(_ status: ApplianceStatus) {
+    /// - Parameter fleetProblem: "MQTT offline" while the broker is unreachable.
+    public func update(_ status: ApplianceStatus, fleetProblem: String? = nil) {
         var screen = ScreenStatus()
         screen.recordingSeconds = status.recorder.secondsWritten
         screen.recordingBytes = status.recorder.bytesWritten
@@ -118,6 +119,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         screen.cameraState = status.cameraState
         screen.deviceName = status.cameraName
         screen.defaultPinWarning = (try? pinStore.isDefault()) ?? false
+        screen.fleetProblem = fleetProblem
         if let events = appliance.events?.currentStatus {
             screen.motion = events.motion
             screen.eventClip = events.recording

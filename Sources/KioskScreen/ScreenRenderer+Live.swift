@@ -283,6 +283,7 @@ extension ScreenRenderer {
         // A portrait screen has about half the width: shorter words, same facts.
         let narrow = bar.width < 600
         if !model.cameraState.isEmpty { parts.append((narrow ? "" : "Camera: ") + model.cameraState) }
+        if let problem = model.fleetProblem { parts.append(problem) }
         if !model.deviceName.isEmpty { parts.append(model.deviceName) }
         var textArea = bar
         if model.defaultPinWarning {

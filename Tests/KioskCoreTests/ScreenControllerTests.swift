@@ -296,6 +296,9 @@ final class ScreenControllerTests: XCTestCase {
         XCTAssertEqual(controller.model.cameraState, "test pattern")
         XCTAssertEqual(controller.model.recordingSeconds, 12.5)
         XCTAssertEqual(controller.update(status: status), [], "nothing changed: no redraw")
+        status.fleetProblem = "MQTT offline"
+        XCTAssertEqual(controller.update(status: status), [.redraw], "the broker going away is drawn")
+        XCTAssertEqual(controller.model.fleetProblem, "MQTT offline")
     }
 
     func testLockNowFromLiveAndFromBlank() {

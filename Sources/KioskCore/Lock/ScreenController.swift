@@ -46,6 +46,8 @@ public struct ScreenStatus: Sendable, Equatable {
     /// Motion detection sees motion now; an event clip is being written.
     public var motion = false
     public var eventClip = false
+    /// "MQTT offline" while the broker in `[mqtt]` is unreachable; nil when connected or off.
+    public var fleetProblem: String?
 
     public init() {}
 }
@@ -196,6 +198,7 @@ public struct ScreenController: Sendable {
         model.defaultPinWarning = newStatus.defaultPinWarning
         model.motion = newStatus.motion
         model.eventClip = newStatus.eventClip
+        model.fleetProblem = newStatus.fleetProblem
         return finish(before, [])
     }
 

@@ -50,6 +50,7 @@ public struct ScreenModel: Sendable, Equatable {
     public var freeBytes: Int64?
     public var cameraState: String = ""
     public var deviceName: String = ""
+    public var fleetProblem: String?
     /// A short notice on the live screen ("Snapshot saved", "Camera lost since 12:03:04").
     public var notice: String?
     /// Shown until the factory-default PIN is changed.
