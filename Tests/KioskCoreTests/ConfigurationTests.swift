@@ -166,11 +166,20 @@ final class ConfigurationTests: XCTestCase {
         ("control", "idle_timeout_seconds", "10"),
         ("control", "metrics_file", "\"\""),
         ("control", "metrics_interval_seconds", "30"),
+        ("mqtt", "url", "\"mqtts://broker.lan:8884\""),
+        ("mqtt", "username", "\"camera\""),
+        ("mqtt", "password_file", "\"/etc/kioskcam/mqtt-password\""),
+        ("mqtt", "ca_file", "\"/etc/kioskcam/broker-ca.pem\""),
+        ("mqtt", "topic_prefix", "\"home/cameras\""),
+        ("mqtt", "discovery_prefix", "\"ha\""),
+        ("mqtt", "commands", "false"),
+        ("mqtt", "state_interval_seconds", "60"),
+        ("mqtt", "queue_messages", "1000"),
     ]
 
     /// Sections whose expected values come from parsing the section alone (their own
     /// tests check each value); the full file must agree with that.
-    private static let sectionsCheckedAlone = ["buttons", "touch", "screen", "lock", "control"]
+    private static let sectionsCheckedAlone = ["buttons", "touch", "screen", "lock", "control", "mqtt"]
 
     func testFullFileSetsEveryKey() throws {
         XCTAssertEqual(Set(Self.fullFile.map { $0.section + "." + $0.key }), Set(Configuration.knownKeys),
@@ -242,6 +251,7 @@ final class ConfigurationTests: XCTestCase {
             case "touch": expected.touch = parsed.touch
             case "screen": expected.screen = parsed.screen
             case "lock": expected.lock = parsed.lock
+            case "mqtt": expected.mqtt = parsed.mqtt
             default: expected.control = parsed.control
             }
         }
