@@ -191,6 +191,7 @@ public struct Configuration: Sendable, Equatable {
     public var control = Control()
     public var events = Events()
     public var motion = Motion()
+    public var upload = Upload()
 
     public init() {}
 

@@ -24,9 +24,31 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var eventsToday: Int?
     public var motionScorePercent: Double?
     public var eventRecording: Bool?
+    /// Offsite copies (nil while uploads are off).
+    public var upload: UploadFigures?
     public var uptimeSeconds: Double = 0
     public var deviceID: String = ""
     public var version: String = ""
+
+    public init() {}
+}
+
+/// The uploader's figures, for status and metrics.
+public struct UploadFigures: Sendable, Equatable {
+    public var queuedFiles = 0
+    public var queuedBytes: Int64 = 0
+    public var uploadedFiles = 0
+    public var uploadedBytes: Int64 = 0
+    public var failures = 0
+    /// Queued files that were gone when their turn came (the disk guard, or a person).
+    public var vanishedFiles = 0
+    /// The last failure, for a person; nil after a success.
+    public var lastError: String?
+    /// The last file copied and when ("video/20261122/101455.mp4 at 2026-11-22 10:15:02").
+    public var lastSuccess: String?
+    /// The file being sent now and the bytes sent of it.
+    public var current: String?
+    public var currentBytesSent: Int64 = 0
 
     public init() {}
 }
@@ -75,6 +97,14 @@ public enum MetricsFormatter {
         }
         if let recording = snapshot.eventRecording {
             one("event_recording", "gauge", "1 while an event clip is being written, else 0.", recording ? "1" : "0")
+        }
+        if let upload = snapshot.upload {
+            one("upload_queue_files", "gauge", "Library files waiting for their offsite copy.", String(upload.queuedFiles))
+            one("upload_queue_bytes", "gauge", "Bytes waiting for their offsite copy.", String(upload.queuedBytes))
+            one("uploaded_files_total", "counter", "Files copied offsite and checked since the daemon started.", String(upload.uploadedFiles))
+            one("uploaded_bytes_total", "counter", "Bytes copied offsite and checked since the daemon started.", String(upload.uploadedBytes))
+            one("upload_failures_total", "counter", "Failed upload attempts since the daemon started.", String(upload.failures))
+            one("upload_vanished_files_total", "counter", "Queued files that were gone before their upload (the disk guard deleted them to keep the disk from filling, or a person did).", String(upload.vanishedFiles))
         }
         one("uptime_seconds", "gauge", "Seconds since the daemon started.", number(snapshot.uptimeSeconds))
         return out

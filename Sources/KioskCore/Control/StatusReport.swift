@@ -46,6 +46,13 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var preEventBytes: Int?
     public var preEventSeconds: Double?
     public var preEventLimitBytes: Int?
+    /// Offsite copies (absent while `[upload] url` is empty): files and bytes waiting,
+    /// files copied since the daemon started, the last failure and the last success.
+    public var uploadQueuedFiles: Int?
+    public var uploadQueuedBytes: Int64?
+    public var uploadedFiles: Int?
+    public var uploadLastError: String?
+    public var uploadLastSuccess: String?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -73,6 +80,11 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case preEventBytes = "pre_event_bytes"
         case preEventSeconds = "pre_event_seconds"
         case preEventLimitBytes = "pre_event_limit_bytes"
+        case uploadQueuedFiles = "upload_queued_files"
+        case uploadQueuedBytes = "upload_queued_bytes"
+        case uploadedFiles = "uploaded_files"
+        case uploadLastError = "upload_last_error"
+        case uploadLastSuccess = "upload_last_success"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -118,6 +130,12 @@ public struct StatusReport: Sendable, Equatable, Codable {
             if let preEventBytes, let preEventSeconds, let preEventLimitBytes {
                 lines.append("pre-event:    \(String(format: "%.1f", preEventSeconds)) s in \(ByteCountText.text(Int64(preEventBytes))) of \(ByteCountText.text(Int64(preEventLimitBytes)))")
             }
+        }
+        if let uploadQueuedFiles {
+            var upload = "upload:       \(uploadQueuedFiles) waiting (\(ByteCountText.text(uploadQueuedBytes ?? 0))), \(uploadedFiles ?? 0) copied since start"
+            if let uploadLastSuccess { upload += "; last \(uploadLastSuccess)" }
+            lines.append(upload)
+            if let uploadLastError { lines.append("upload error: \(uploadLastError)") }
         }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
