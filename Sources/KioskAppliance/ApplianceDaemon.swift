@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskPIN
 import Logging
+import KioskUpload
 import ServiceLifecycle
 
 /// The whole appliance wired together: the capture and recording core, and around it
@@ -14,13 +15,16 @@ public final class ApplianceDaemon: Sendable {
     private let interaction: InteractionLoop?
     private let control: ControlServer?
     private let metrics: MetricsTextfileWriter?
+    /// Offsite copies; nil while `[upload] url` is empty.
+    public let uploader: Uploader?
 
     /// Opens what the configuration names (falling back to built-in devices, and saying
     /// so). A part that cannot open (no screen, no GPIO, socket path unusable) is logged
     /// and left out; the appliance records regardless.
     /// - Parameters:
     ///   - reloadConfiguration: Reads the configuration again on SIGHUP.
-    /// - Throws: `ApplianceError` when the media root or a named source is unusable.
+    /// - Throws: `ApplianceError` when the media root or a named source is unusable, or
+    ///   `[upload]` is set but cannot work (its secret key file missing, say).
     public init(configuration: Configuration, reloadConfiguration: (@Sendable () throws -> Configuration)?,
                 version: String, logger: Logger) throws {
         self.logger = logger
@@ -34,7 +38,31 @@ public final class ApplianceDaemon: Sendable {
             deviceID = nil
             logger.error("device id: \(error)")
         }
+        // Before the devices open: a broken [upload] stops the start with its fix.
+        var uploader: Uploader?
+        if configuration.upload.isEnabled {
+            do {
+                uploader = try Uploader(.init(upload: configuration.upload, layout: LibraryLayout(root: configuration.storage.mediaRoot),
+                                              stateDirectory: stateDirectory, deviceID: deviceID), logger: logger)
+            } catch {
+                throw ApplianceError("\(error)")
+            }
+        }
+        self.uploader = uploader
         appliance = try Appliance(configuration: configuration, version: version, deviceID: deviceID, logger: logger)
+        if let uploader {
+            // Called on the recording threads: `enqueue` only takes a lock and wakes the uploader.
+            appliance.onEvent { event in
+                switch event {
+                case .fileFinished(let path, _, let bytes): uploader.enqueue(path: path, bytes: bytes)
+                case .snapshotSaved(let path): uploader.enqueue(path: path)
+                default: break
+                }
+            }
+            let location = configuration.upload.location.map { "s3://\($0.bucket)/\($0.prefix)" } ?? configuration.upload.url
+            let limit = configuration.upload.maxKbps > 0 ? ", at most \(configuration.upload.maxKbps) kbit/s" : ""
+            logger.notice("upload: finished files are copied to \(location) at \(configuration.upload.effectiveEndpoint)\(limit)")
+        }
         runner = ApplianceRunner(appliance: appliance, reloadConfiguration: reloadConfiguration, logger: logger)
 
         var interaction: InteractionLoop?
@@ -49,7 +77,7 @@ public final class ApplianceDaemon: Sendable {
             logger.warning("the factory PIN 1234 is still set: change it with `kioskcam pin set`")
         }
         let handler = ApplianceControlHandler(appliance: appliance, interaction: interaction, pinStore: pinStore,
-                                              deviceID: deviceID, version: version)
+                                              deviceID: deviceID, version: version, uploader: uploader)
         var control: ControlServer?
         do {
             control = try ControlServer(path: configuration.control.socketPath, group: configuration.control.socketGroup,
@@ -81,11 +109,12 @@ public final class ApplianceDaemon: Sendable {
             runner.watch("UI loop") { interaction.heartbeat }
         }
         if let control { runner.add(ControlService(server: control)) }
+        if let uploader { runner.add(UploadService(uploader: uploader)) }
         var metrics: MetricsTextfileWriter?
         if let path = configuration.control.metricsFile {
             let directory = (path as NSString).deletingLastPathComponent
             if FileManager.default.fileExists(atPath: directory) {
-                let counters = MetricsCounters(appliance: appliance)
+                let counters = MetricsCounters(appliance: appliance, uploader: uploader)
                 metrics = MetricsTextfileWriter(path: path, intervalSeconds: configuration.control.metricsIntervalSeconds,
                                                 logger: logger) { [control] in
                     counters.snapshot(pinStore: pinStore, control: control, deviceID: deviceID ?? "", version: version)
@@ -113,6 +142,7 @@ public final class ApplianceDaemon: Sendable {
 /// Running totals for the metrics file, counted from the appliance's events.
 final class MetricsCounters: Sendable {
     private let appliance: Appliance
+    private let uploader: Uploader?
     private struct Totals {
         var bytesFinished: Int64 = 0
         var segments = 0
@@ -121,8 +151,9 @@ final class MetricsCounters: Sendable {
     }
     private let totals = Locked(Totals())
 
-    init(appliance: Appliance) {
+    init(appliance: Appliance, uploader: Uploader?) {
         self.appliance = appliance
+        self.uploader = uploader
         appliance.onEvent { [weak self] event in
             guard let self else { return }
             switch event {
@@ -165,9 +196,22 @@ final class MetricsCounters: Sendable {
             snapshot.motionScorePercent = events.motionScore
             snapshot.eventRecording = events.recording
         }
+        snapshot.upload = uploader?.figures
         snapshot.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
         snapshot.deviceID = deviceID
         snapshot.version = version
         return snapshot
+    }
+}
+
+/// The uploader's thread as a service: stopped on shutdown (an upload in progress is cut
+/// off and done again at the next start; the queue is saved).
+struct UploadService: Service {
+    let uploader: Uploader
+
+    func run() async throws {
+        uploader.start()
+        try? await gracefulShutdown()
+        await onBackgroundThread("kioskcam.upload-stop") { [uploader] in uploader.stop() }
     }
 }
