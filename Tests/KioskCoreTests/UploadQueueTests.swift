@@ -225,7 +225,7 @@ final class UploadQueueTests: XCTestCase {
             ("kinds = \"video\"", "a list"),
             ("max_kbps = -1", "0 to 10000000"),
             ("delete_after_upload = \"yes\"", "true or false"),
-            ("secret_access_key = \"abc\"", "[upload] knows: url, endpoint"),
+            ("secret_access_key = \"abc\"", "[upload] knows: access_key_id, delete_after_upload"),
         ]
         for (line, expected) in refused {
             do throws(ConfigurationError) {
