@@ -92,6 +92,13 @@ let package = Package(
         ),
         /// Thin Swift over libmosquitto: one client driven by its owner's poll loop.
         .target(name: "KioskMQTT", dependencies: ["CMosquitto"]),
+        /// Offsite copies: thin Swift over libcurl (S3 PUT with AWS Signature V4), the
+        /// persistent upload queue and its worker thread.
+        .target(
+            name: "KioskUpload",
+            dependencies: ["KioskCore", "CCurl", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
         /// The recording pipeline: encoder thread, segments, temp files, salvage.
         .target(
             name: "KioskRecording",
@@ -106,7 +113,7 @@ let package = Package(
             name: "KioskAppliance",
             dependencies: [
                 "KioskCore", "KioskWakeUp", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
-                "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskMQTT", "CSystemd",
+                "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskMQTT", "KioskUpload", "CSystemd",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -116,7 +123,7 @@ let package = Package(
             name: "kioskcam",
             dependencies: [
                 "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
-                "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskAppliance",
+                "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskAppliance", "KioskUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -155,6 +162,12 @@ let package = Package(
         .testTarget(name: "KioskScreenTests", dependencies: ["KioskScreen", "KioskMedia", "KioskCore", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskPINTests", dependencies: ["KioskPIN", "KioskCore", "KioskTestSupport"]),
+        /// Against a real S3 server: moto (scripts/install-deps --test), started by the tests.
+        .testTarget(
+            name: "KioskUploadTests",
+            dependencies: ["KioskUpload", "KioskCore", "KioskTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(
             name: "KioskApplianceTests",

@@ -97,7 +97,7 @@ func checkArguments(_ request: ControlRequest) {
                 if name == .torch { Fuzz.require(number == 0 || number == 1, "torch \(number)") }
             }
         }
-    case .status, .recordStop, .snapshot, .purge, .screenshot, .cameraGet, .eventStart, .eventStop:
+    case .status, .recordStop, .snapshot, .purge, .screenshot, .cameraGet, .eventStart, .eventStop, .uploadStatus, .uploadNow:
         break
     }
 }

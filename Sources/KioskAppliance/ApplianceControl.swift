@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskPIN
 import KioskRecording
+import KioskUpload
 import Logging
 import ServiceLifecycle
 
@@ -14,6 +15,7 @@ struct ApplianceControlHandler: ControlHandler {
     let deviceID: String?
     let version: String
     let mqtt: MQTTBridge?
+    let uploader: Uploader?
 
     func handle(_ request: ControlRequest) -> ControlOutcome {
         switch request {
@@ -90,6 +92,13 @@ struct ApplianceControlHandler: ControlHandler {
             return .failure(ControlError(.unavailable, "subscribe is handled by the server"))
         case .eventStart, .eventStop:
             return manualEventTrigger(on: request == .eventStart)
+        case .uploadStatus:
+            guard let uploader else { return .failure(Self.uploadsOff) }
+            return .success(Self.uploadStatus(uploader))
+        case .uploadNow:
+            guard let uploader else { return .failure(Self.uploadsOff) }
+            uploader.uploadNow()
+            return .success(["queued_files": .integer(Int64(uploader.figures.queuedFiles))])
         }
     }
 
@@ -129,6 +138,13 @@ struct ApplianceControlHandler: ControlHandler {
             }
         }
         report.mqtt = mqtt?.status.line
+        if let figures = uploader?.figures {
+            report.uploadQueuedFiles = figures.queuedFiles
+            report.uploadQueuedBytes = figures.queuedBytes
+            report.uploadedFiles = figures.uploadedFiles
+            report.uploadLastError = figures.lastError
+            report.uploadLastSuccess = figures.lastSuccess
+        }
         report.version = version
         return report
     }
@@ -148,11 +164,13 @@ struct ApplianceControlHandler: ControlHandler {
                 var entry: [String: JSONValue] = ["folder": .string("\(deletion.kind.rawValue)/\(deletion.date.folderName)"),
                                                   "bytes": .integer(deletion.bytes), "reason": .string(reason),
                                                   "share": .string(deletion.share.rawValue)]
-                if deletion.share != .all { entry["files"] = .array(deletion.files.map { .string($0) }) }
+                if !deletion.isWholeFolder { entry["files"] = .array(deletion.files.map { .string($0) }) }
                 deletions.append(.object(entry))
             }
             var result: [String: JSONValue] = ["dry_run": .bool(dryRun), "deletions": .array(deletions),
                                                "left_alone": .array(plan.reports.map { .string("\($0.relativePath) (\($0.reason))") })]
+            if !plan.heldForUpload.isEmpty { result["kept_for_upload"] = .array(plan.heldForUpload.map { .string($0) }) }
+            if !plan.unuploadedFiles.isEmpty { result["deleted_before_upload"] = .array(plan.unuploadedFiles.map { .string($0) }) }
             if !plan.eventLogs.isEmpty { result["event_logs"] = .array(plan.eventLogs.map { .string("events/\($0.folderName).jsonl") }) }
             if !dryRun, !plan.deletions.isEmpty || !plan.eventLogs.isEmpty {
                 let applied = purger.apply(plan)
@@ -228,5 +246,32 @@ extension ApplianceControlHandler {
         var result: [String: JSONValue] = ["trigger": .string(on ? "on" : "off")]
         if let id = events.manualTrigger(on: on) { result["event"] = .string(id) }
         return .success(result)
+    }
+}
+
+extension ApplianceControlHandler {
+    static let uploadsOff = ControlError(.unavailable, "uploads are off: set [upload] url (and access_key_id, secret_access_key_file) and restart kioskcam")
+
+    /// `upload.status`: the figures and the first files waiting.
+    static func uploadStatus(_ uploader: Uploader) -> [String: JSONValue] {
+        let figures = uploader.figures
+        let queue = uploader.queue
+        var result: [String: JSONValue] = [
+            "queued_files": .integer(Int64(figures.queuedFiles)), "queued_bytes": .integer(figures.queuedBytes),
+            "uploaded_files": .integer(Int64(figures.uploadedFiles)), "uploaded_bytes": .integer(figures.uploadedBytes),
+            "failures": .integer(Int64(figures.failures)), "vanished_files": .integer(Int64(figures.vanishedFiles)),
+            "destination": .string(uploader.settings.upload.url), "endpoint": .string(uploader.settings.upload.effectiveEndpoint),
+        ]
+        if let error = figures.lastError { result["last_error"] = .string(error) }
+        if let success = figures.lastSuccess { result["last_success"] = .string(success) }
+        if let current = figures.current {
+            result["current"] = .string(current)
+            result["current_bytes_sent"] = .integer(figures.currentBytesSent)
+        }
+        result["waiting"] = .array(queue.entries.prefix(20).map { entry in
+            .object(["file": .string(entry.file.relativePath), "bytes": .integer(entry.bytes),
+                     "attempts": .integer(Int64(entry.attempts)), "not_before": .integer(entry.notBefore)])
+        })
+        return result
     }
 }

@@ -3,6 +3,7 @@ import KioskControl
 import KioskCore
 import KioskPIN
 import Logging
+import KioskUpload
 import ServiceLifecycle
 
 /// The whole appliance wired together: the capture and recording core, and around it
@@ -15,13 +16,17 @@ public final class ApplianceDaemon: Sendable {
     private let control: ControlServer?
     private let metrics: MetricsTextfileWriter?
     private let mqtt: MQTTBridge?
+    /// Offsite copies; nil while `[upload] url` is empty.
+    public let uploader: Uploader?
 
     /// Opens what the configuration names (falling back to built-in devices, and saying
     /// so). A part that cannot open (no screen, no GPIO, socket path unusable) is logged
     /// and left out; the appliance records regardless.
     /// - Parameters:
     ///   - reloadConfiguration: Reads the configuration again on SIGHUP.
-    /// - Throws: `ApplianceError` when the media root or a named source is unusable.
+    /// - Throws: `ApplianceError` when the media root or a named source is unusable. An
+    ///   `[upload]` or `[mqtt]` that cannot work (a secret file missing, say) is logged
+    ///   with its fix and left off: the camera records regardless.
     public init(configuration: Configuration, reloadConfiguration: (@Sendable () throws -> Configuration)?,
                 version: String, logger: Logger) throws {
         self.logger = logger
@@ -35,7 +40,30 @@ public final class ApplianceDaemon: Sendable {
             deviceID = nil
             logger.error("device id: \(error)")
         }
+        var uploader: Uploader?
+        if configuration.upload.isEnabled {
+            do {
+                uploader = try Uploader(.init(upload: configuration.upload, layout: LibraryLayout(root: configuration.storage.mediaRoot),
+                                              stateDirectory: stateDirectory, deviceID: deviceID), logger: logger)
+            } catch {
+                logger.error("uploads are off: \(error)")
+            }
+        }
+        self.uploader = uploader
         appliance = try Appliance(configuration: configuration, version: version, deviceID: deviceID, logger: logger)
+        if let uploader {
+            // Called on the recording threads: `enqueue` only takes a lock and wakes the uploader.
+            appliance.onEvent { event in
+                switch event {
+                case .fileFinished(let path, _, let bytes): uploader.enqueue(path: path, bytes: bytes)
+                case .snapshotSaved(let path): uploader.enqueue(path: path)
+                default: break
+                }
+            }
+            let location = configuration.upload.location.map { "s3://\($0.bucket)/\($0.prefix)" } ?? configuration.upload.url
+            let limit = configuration.upload.maxKbps > 0 ? ", at most \(configuration.upload.maxKbps) kbit/s" : ""
+            logger.notice("upload: finished files are copied to \(location) at \(configuration.upload.effectiveEndpoint)\(limit)")
+        }
         runner = ApplianceRunner(appliance: appliance, reloadConfiguration: reloadConfiguration, logger: logger)
 
         var interaction: InteractionLoop?
@@ -61,7 +89,7 @@ public final class ApplianceDaemon: Sendable {
         }
         self.mqtt = mqtt
         let handler = ApplianceControlHandler(appliance: appliance, interaction: interaction, pinStore: pinStore,
-                                              deviceID: deviceID, version: version, mqtt: mqtt)
+                                              deviceID: deviceID, version: version, mqtt: mqtt, uploader: uploader)
         var control: ControlServer?
         do {
             control = try ControlServer(path: configuration.control.socketPath, group: configuration.control.socketGroup,
@@ -94,11 +122,12 @@ public final class ApplianceDaemon: Sendable {
         }
         if let control { runner.add(ControlService(server: control)) }
         if let mqtt { runner.add(MQTTService(bridge: mqtt)) }
+        if let uploader { runner.add(UploadService(uploader: uploader)) }
         var metrics: MetricsTextfileWriter?
         if let path = configuration.control.metricsFile {
             let directory = (path as NSString).deletingLastPathComponent
             if FileManager.default.fileExists(atPath: directory) {
-                let counters = MetricsCounters(appliance: appliance, mqtt: mqtt)
+                let counters = MetricsCounters(appliance: appliance, mqtt: mqtt, uploader: uploader)
                 metrics = MetricsTextfileWriter(path: path, intervalSeconds: configuration.control.metricsIntervalSeconds,
                                                 logger: logger) { [control] in
                     counters.snapshot(pinStore: pinStore, control: control, deviceID: deviceID ?? "", version: version)
@@ -127,6 +156,7 @@ public final class ApplianceDaemon: Sendable {
 final class MetricsCounters: Sendable {
     private let appliance: Appliance
     private let mqtt: MQTTBridge?
+    private let uploader: Uploader?
     private struct Totals {
         var bytesFinished: Int64 = 0
         var segments = 0
@@ -135,9 +165,10 @@ final class MetricsCounters: Sendable {
     }
     private let totals = Locked(Totals())
 
-    init(appliance: Appliance, mqtt: MQTTBridge?) {
+    init(appliance: Appliance, mqtt: MQTTBridge?, uploader: Uploader?) {
         self.appliance = appliance
         self.mqtt = mqtt
+        self.uploader = uploader
         appliance.onEvent { [weak self] event in
             guard let self else { return }
             switch event {
@@ -187,9 +218,22 @@ final class MetricsCounters: Sendable {
             snapshot.mqttReconnectsTotal = mqtt.reconnects
             snapshot.mqttCommandsIgnoredTotal = mqtt.commandsIgnored
         }
+        snapshot.upload = uploader?.figures
         snapshot.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
         snapshot.deviceID = deviceID
         snapshot.version = version
         return snapshot
+    }
+}
+
+/// The uploader's thread as a service: stopped on shutdown (an upload in progress is cut
+/// off and done again at the next start; the queue is saved).
+struct UploadService: Service {
+    let uploader: Uploader
+
+    func run() async throws {
+        uploader.start()
+        try? await gracefulShutdown()
+        await onBackgroundThread("kioskcam.upload-stop") { [uploader] in uploader.stop() }
     }
 }

@@ -1,18 +1,25 @@
 import Foundation
 import KioskCore
 import KioskRecording
+import KioskUpload
 import Logging
 
 /// The library's upkeep: the purger for a configuration, and a purge now (retention and
 /// the disk guard). `StorageGuard` runs it on a schedule, off the encoder thread.
 public enum LibraryStorage {
+    /// The purger for `configuration`; with uploads on, it holds back the files the
+    /// saved upload queue lists (read now, so `kioskcam purge` without a daemon holds them too).
     public static func purger(_ configuration: Configuration, logger: Logger) -> LibraryPurger {
-        LibraryPurger(layout: LibraryLayout(root: configuration.storage.mediaRoot),
+        var purger = LibraryPurger(layout: LibraryLayout(root: configuration.storage.mediaRoot),
                       retention: RetentionPolicy(retentionDays: configuration.storage.retentionDays,
                                                  eventRetentionDays: configuration.storage.eventRetentionDays),
                       guard: DiskGuardPolicy(floorBytes: configuration.storage.minFreeBytes,
                                              floorPercent: configuration.storage.minFreePercent),
                       logger: logger)
+        if configuration.upload.isEnabled {
+            purger.uploadHold = UploadQueueStore(stateDirectory: configuration.control.stateDirectory).hold()
+        }
+        return purger
     }
 
     /// Video plus sound, bits per second: what one hour of recording needs.

@@ -28,3 +28,26 @@ public enum LibraryIndex {
         value < 10 ? "00\(value)" : value < 100 ? "0\(value)" : String(value)
     }
 }
+
+extension LibraryIndex {
+    /// The mark of a file whose offsite copy was checked: `NAME<TAB>uploaded<TAB>ETAG`.
+    /// Three fields, so `parse` (exactly two) passes over it and older readers keep
+    /// the file's duration from its first line.
+    public static func uploadedLine(name: String, etag: String) -> String {
+        let cleanTag = String(etag.unicodeScalars.filter { $0.isASCII && $0.value > 0x20 && $0.value < 0x7f })
+        return name + "\t" + uploadedMarker + "\t" + (cleanTag.isEmpty ? "-" : cleanTag) + "\n"
+    }
+
+    static let uploadedMarker = "uploaded"
+
+    /// The names an index marks as uploaded.
+    public static func uploadedNames(_ text: String) -> Set<String> {
+        var names: Set<String> = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            guard fields.count == 3, fields[1] == uploadedMarker else { continue }
+            names.insert(String(fields[0]))
+        }
+        return names
+    }
+}

@@ -29,8 +29,15 @@ public struct PurgePlan: Equatable, Sendable {
         /// `.all`: the folder goes. Otherwise only `files`, the folder's continuous
         /// footage or its event clips (the folder goes too once nothing else is left).
         public var share: LibraryShare
-        /// The names of the files a partial deletion takes; empty for `.all`.
+        /// The names of the files a partial deletion takes; empty for `.all` (unless
+        /// files are held for upload: then the others, by name).
         public var files: [String]
+        /// Files retention leaves because they wait for their offsite copy (the folder stays).
+        public var heldForUpload: [String] = []
+        /// Files waiting for upload that the disk guard takes all the same, and their
+        /// bytes: they go without an offsite copy, and the purge says so.
+        public var unuploaded: [String] = []
+        public var unuploadedBytes: Int64 = 0
 
         public init(kind: MediaKind, date: CalendarDate, bytes: Int64, reason: DeletionReason,
                     share: LibraryShare = .all, files: [String] = []) {
@@ -42,11 +49,18 @@ public struct PurgePlan: Equatable, Sendable {
             self.files = files
         }
 
+        /// Whether the whole folder goes (else only `files`).
+        public var isWholeFolder: Bool { share == .all && heldForUpload.isEmpty }
+
         /// `video/20260131`, relative to the media root.
         public var relativePath: String { kind.rawValue + "/" + date.folderName }
         /// "whole folder", "continuous footage (3 files)", "event clips (1 file)".
         public var what: String {
             let count = files.count == 1 ? "1 file" : "\(files.count) files"
+            if !heldForUpload.isEmpty {
+                let held = heldForUpload.count == 1 ? "1 file" : "\(heldForUpload.count) files"
+                return "\(count), \(held) kept for upload"
+            }
             switch share {
             case .all: return "whole folder"
             case .continuous: return "continuous footage (\(count))"
@@ -54,7 +68,7 @@ public struct PurgePlan: Equatable, Sendable {
             }
         }
         public var description: String {
-            share == .all ? "\(relativePath) (\(ByteCountText.text(bytes))): \(reason)"
+            isWholeFolder ? "\(relativePath) (\(ByteCountText.text(bytes))): \(reason)"
                 : "\(relativePath), \(what) (\(ByteCountText.text(bytes))): \(reason)"
         }
     }
@@ -71,6 +85,14 @@ public struct PurgePlan: Equatable, Sendable {
     public var eventLogs: [CalendarDate] = []
     /// Names left alone, with the reason.
     public var reports: [LibraryReport]
+    /// Files (`video/20261101/101455.mp4`) retention would delete but leaves, because
+    /// they wait for their offsite copy.
+    public var heldForUpload: [String] = []
+    /// Files the disk guard deletes though they wait for upload, and their bytes.
+    public var unuploadedFiles: [String] {
+        deletions.flatMap { deletion in deletion.unuploaded.map { deletion.relativePath + "/" + $0 } }
+    }
+    public var unuploadedBytes: Int64 { deletions.reduce(0) { $0 + $1.unuploadedBytes } }
     /// The disk guard's view: floor, hard floor, free space (after retention's
     /// deletions), and whether a recording may start.
     public var space: DiskGuardPlan
@@ -143,6 +165,9 @@ public struct LibraryPurger: Sendable {
     public let layout: LibraryLayout
     public var retention: RetentionPolicy
     public var diskGuard: DiskGuardPolicy
+    /// Files waiting for their offsite copy: retention leaves them, the disk guard takes
+    /// them only to keep the disk from filling, and says so.
+    public var uploadHold = UploadHold()
     let logger: Logger
 
     /// Nested folders inside a date folder are removed to this depth; deeper is a failure.
@@ -173,7 +198,7 @@ public struct LibraryPurger: Sendable {
         let (free, total) = try LibraryScanner.freeSpace(of: layout.root)
         let plan = Self.plan(scan: scan, freeBytes: free, totalBytes: total, today: today,
                              protected: protected.union(incomingDates()), bitrate: bitrate,
-                             retention: retention, diskGuard: diskGuard, eventLogDays: eventLogDays())
+                             retention: retention, diskGuard: diskGuard, eventLogDays: eventLogDays(), hold: uploadHold)
         logReportsOnce(plan.reports)
         return plan
     }
@@ -184,15 +209,35 @@ public struct LibraryPurger: Sendable {
     public static func plan(scan: LibraryScan, freeBytes: Int64, totalBytes: Int64, today: CalendarDate,
                             protected: Set<CalendarDate>, bitrate: Int?,
                             retention: RetentionPolicy, diskGuard: DiskGuardPolicy,
-                            eventLogDays: [CalendarDate] = []) -> PurgePlan {
+                            eventLogDays: [CalendarDate] = [], hold: UploadHold = UploadHold()) -> PurgePlan {
         var left = scan
         var deletions: [PurgePlan.Deletion] = []
+        var heldForUpload: [String] = []
         /// Takes a share of a folder still in `left` into `deletions`, and out of `left`.
         func take(_ share: LibraryShare, kind: MediaKind, date: CalendarDate, reason: DeletionReason) {
             guard let index = left.dateFolders.firstIndex(where: { $0.kind == kind && $0.date == date }),
-                  let deletion = deletion(of: left.dateFolders[index], share: share, reason: reason) else { return }
+                  var deletion = deletion(of: left.dateFolders[index], share: share, reason: reason) else { return }
+            if !hold.isEmpty {
+                let folder = left.dateFolders[index]
+                let names = deletion.share == .all ? folder.files.map(\.name).filter { $0 != LibraryIndex.fileName } : deletion.files
+                let sizes = Dictionary(folder.files.map { ($0.name, $0.diskBytes) }, uniquingKeysWith: { a, _ in a })
+                if case .age = reason {
+                    // Age waits for the upload: the folder keeps the files still to be copied.
+                    let (deletable, held) = hold.retentionSplit(kind: kind, date: date, names: names)
+                    if !held.isEmpty {
+                        guard !deletable.isEmpty else { heldForUpload += held.map { folder.relativePath + "/" + $0 }; return }
+                        deletion.files = deletable
+                        deletion.heldForUpload = held
+                        deletion.bytes = deletable.reduce(0) { $0 + (sizes[$1] ?? 0) }
+                        heldForUpload += held.map { folder.relativePath + "/" + $0 }
+                    }
+                } else {
+                    deletion.unuploaded = hold.unuploaded(kind: kind, date: date, names: names)
+                    deletion.unuploadedBytes = deletion.unuploaded.reduce(0) { $0 + (sizes[$1] ?? 0) }
+                }
+            }
             deletions.append(deletion)
-            if deletion.share == .all {
+            if deletion.isWholeFolder {
                 left.dateFolders.remove(at: index)
             } else {
                 let taken = Set(deletion.files)
@@ -222,8 +267,10 @@ public struct LibraryPurger: Sendable {
         }.sorted()
         let reports = decided.reported.map { LibraryReport(relativePath: $0.relativePath, reason: $0.why.description) }
             + scan.problems.map { LibraryReport(relativePath: $0.relativePath, reason: $0.reason) }
-        return PurgePlan(today: today, protected: protected, deletions: deletions, eventLogs: eventLogs,
-                         reports: reports, space: space)
+        var plan = PurgePlan(today: today, protected: protected, deletions: deletions, eventLogs: eventLogs,
+                             reports: reports, space: space)
+        plan.heldForUpload = heldForUpload
+        return plan
     }
 
     /// What taking `share` of `folder` deletes, or nil when it holds nothing of that share.
@@ -293,17 +340,23 @@ public struct LibraryPurger: Sendable {
                 continue
             }
             do {
-                if deletion.share == .all {
+                if deletion.isWholeFolder {
                     try deleteDateFolder(kind: deletion.kind, date: deletion.date)
                 } else {
                     try deleteFiles(deletion.files, kind: deletion.kind, date: deletion.date)
                 }
                 result.deleted.append(deletion)
                 logger.notice("deleted \(layout.root)/\(deletion)")
+                if !deletion.unuploaded.isEmpty {
+                    logger.warning("deleted \(deletion.unuploaded.count) \(deletion.unuploaded.count == 1 ? "file" : "files") (\(ByteCountText.text(deletion.unuploadedBytes))) in \(layout.root)/\(deletion.relativePath) that had not been uploaded yet, to keep the disk from filling; they will not be copied offsite: \(deletion.unuploaded.joined(separator: ", "))")
+                }
             } catch {
                 result.failures.append(.init(kind: deletion.kind, date: deletion.date, message: error.message))
                 logger.error("could not delete \(layout.root)/\(deletion.relativePath): \(error.message)")
             }
+        }
+        if !plan.heldForUpload.isEmpty {
+            logger.info("retention keeps \(plan.heldForUpload.count) expired \(plan.heldForUpload.count == 1 ? "file" : "files") until \(plan.heldForUpload.count == 1 ? "it is" : "they are") uploaded (first: \(plan.heldForUpload[0]))")
         }
         for day in plan.eventLogs where day < plan.today && !plan.protected.contains(day) {
             deleteEventLog(day)

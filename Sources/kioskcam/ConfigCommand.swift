@@ -1,5 +1,6 @@
 import ArgumentParser
 import KioskCore
+import KioskUpload
 
 /// `kioskcam config check`: validate a configuration file before installing it.
 struct ConfigCommand: ParsableCommand {
@@ -17,6 +18,15 @@ struct ConfigCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 let c = try common.loadConfiguration()
+                if c.upload.isEnabled {
+                    if let problem = c.upload.problem { throw CLIError(problem.description, exitCode: 78) }
+                    do throws(UploadError) {
+                        _ = try UploadCredentials.secret(fromFile: c.upload.secretAccessKeyFile)
+                    } catch {
+                        throw CLIError(error.description, exitCode: 78)
+                    }
+                    print("upload.url = \(c.upload.url)  endpoint = \(c.upload.effectiveEndpoint)  kinds = \(c.upload.kinds.map(\.rawValue).sorted().joined(separator: ","))")
+                }
                 print("""
                 storage.media_root = \(c.storage.mediaRoot)
                 storage.segment_seconds = \(c.storage.segmentSeconds)

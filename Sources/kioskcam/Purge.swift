@@ -41,10 +41,16 @@ struct Purge: ParsableCommand {
                 case (.age(let days), _): why = "\(days) days old (retention \(storage.retentionDays) days)"
                 case (.space, _): why = "free space below the floor \(ByteCountText.text(plan.space.floorBytes))"
                 }
-                let what = deletion.share == .all ? "" : " " + deletion.what
+                let what = deletion.isWholeFolder ? "" : " " + deletion.what
                 print("\(dryRun ? "would delete" : "deleting") \(deletion.kind.rawValue)/\(deletion.date.folderName)\(what)  \(ByteCountText.text(deletion.bytes))  \(why)")
             }
             for day in plan.eventLogs { print("\(dryRun ? "would delete" : "deleting") events/\(day.folderName).jsonl  (its day's clips are gone)") }
+            if !plan.heldForUpload.isEmpty {
+                print("kept for upload: \(plan.heldForUpload.count) expired file(s) wait for their offsite copy, first \(plan.heldForUpload[0])")
+            }
+            if !plan.unuploadedFiles.isEmpty {
+                print("warning: \(plan.unuploadedFiles.count) file(s) (\(ByteCountText.text(plan.unuploadedBytes))) waiting for upload \(dryRun ? "would be" : "are") deleted to keep the disk from filling: \(plan.unuploadedFiles.joined(separator: ", "))")
+            }
             for report in plan.reports { print("left alone: \(report.relativePath) (\(report.reason))") }
             if plan.deletions.isEmpty && plan.eventLogs.isEmpty { print("nothing to delete") }
             if !dryRun, !plan.deletions.isEmpty || !plan.eventLogs.isEmpty {

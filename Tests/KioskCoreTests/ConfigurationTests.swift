@@ -175,6 +175,14 @@ final class ConfigurationTests: XCTestCase {
         ("mqtt", "commands", "false"),
         ("mqtt", "state_interval_seconds", "60"),
         ("mqtt", "queue_messages", "1000"),
+        ("upload", "url", "\"s3://kiosk-footage/site-a\""),
+        ("upload", "endpoint", "\"http://127.0.0.1:9000/\""),
+        ("upload", "region", "\"eu-central-1\""),
+        ("upload", "access_key_id", "\"AKIAEXAMPLE\""),
+        ("upload", "secret_access_key_file", "\"/etc/kioskcam/s3-secret\""),
+        ("upload", "kinds", "[\"events\", \"photo\"]"),
+        ("upload", "max_kbps", "400"),
+        ("upload", "delete_after_upload", "true"),
     ]
 
     /// Sections whose expected values come from parsing the section alone (their own
@@ -243,6 +251,14 @@ final class ConfigurationTests: XCTestCase {
         expected.motion.maskPicture = "/etc/kioskcam/mask.png"
         expected.snapshot.jpegQuality = 75
         expected.logging.level = .debug
+        expected.upload.url = "s3://kiosk-footage/site-a"
+        expected.upload.endpoint = "http://127.0.0.1:9000"
+        expected.upload.region = "eu-central-1"
+        expected.upload.accessKeyID = "AKIAEXAMPLE"
+        expected.upload.secretAccessKeyFile = "/etc/kioskcam/s3-secret"
+        expected.upload.kinds = [.events, .photo]
+        expected.upload.maxKbps = 400
+        expected.upload.deleteAfterUpload = true
         for section in Self.sectionsCheckedAlone {
             let alone = Self.fullFile.filter { $0.section == section }.map { "\($0.key) = \($0.value)" }
             let parsed = try XCTUnwrap(parse("[\(section)]\n" + alone.joined(separator: "\n") + "\n"))

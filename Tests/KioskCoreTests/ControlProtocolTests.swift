@@ -21,7 +21,7 @@ final class ControlProtocolTests: XCTestCase {
             .recordStop, .snapshot, .list(date: nil), .list(date: "20261122"), .purge(dryRun: true), .purge(dryRun: false),
             .pinSet(pin: "0427"), .screenshot, .subscribe(events: nil), .subscribe(events: [.state, .levels]),
             .cameraGet, .cameraSet(try CameraAdjustment(parsing: ["zoom=2.5", "focus=auto", "torch=on", "exposure=-3"])),
-            .eventStart, .eventStop, .subscribe(events: [.event]),
+            .eventStart, .eventStop, .subscribe(events: [.event]), .uploadStatus, .uploadNow,
         ]
         XCTAssertEqual(Set(requests.map(\.command)), Set(ControlRequest.commands), "every command is covered")
         for (index, request) in requests.enumerated() {

@@ -192,6 +192,7 @@ public struct Configuration: Sendable, Equatable {
     public var events = Events()
     public var motion = Motion()
     public var mqtt = MQTT()
+    public var upload = Upload()
 
     public init() {}
 

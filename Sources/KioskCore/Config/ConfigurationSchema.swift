@@ -80,7 +80,7 @@ extension Configuration {
     /// Every key the file may contain. Adding a setting means adding a line to one of
     /// these lists and to `rootfs/etc/kioskcam/kioskcam.toml` (a test checks the two agree).
     static var schema: [ConfigKey] {
-        captureSchema + eventsSchema + buttonsSchema + touchSchema + screenSchema + lockSchema + controlSchema + mqttSchema
+        captureSchema + eventsSchema + buttonsSchema + touchSchema + screenSchema + lockSchema + controlSchema + mqttSchema + uploadSchema
     }
 
     /// Storage, camera, microphone, encoder, snapshot and logging.

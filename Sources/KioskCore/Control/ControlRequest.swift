@@ -33,10 +33,14 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
     case eventStart
     /// `event.stop`: the manual trigger goes off; the clip ends after its post time.
     case eventStop
+    /// `upload.status`: the upload queue and the uploader's figures.
+    case uploadStatus
+    /// `upload.now`: every queued file is due now, whatever its wait after failures.
+    case uploadNow
 
     /// Every command name, for help and error messages.
     public static let commands = ["status", "record.start", "record.stop", "snapshot", "list", "purge", "pin.set", "screenshot",
-                                  "camera.set", "camera.get", "subscribe", "event.start", "event.stop"]
+                                  "camera.set", "camera.get", "subscribe", "event.start", "event.stop", "upload.status", "upload.now"]
 
     /// The wire name.
     public var command: String {
@@ -54,13 +58,15 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
         case .subscribe: "subscribe"
         case .eventStart: "event.start"
         case .eventStop: "event.stop"
+        case .uploadStatus: "upload.status"
+        case .uploadNow: "upload.now"
         }
     }
 
     /// The wire arguments (the PIN included: this is what the client sends).
     public var arguments: [String: JSONValue] {
         switch self {
-        case .status, .recordStop, .snapshot, .screenshot, .cameraGet, .eventStart, .eventStop: [:]
+        case .status, .recordStop, .snapshot, .screenshot, .cameraGet, .eventStart, .eventStop, .uploadStatus, .uploadNow: [:]
         case .cameraSet(let adjustment):
             Dictionary(uniqueKeysWithValues: adjustment.settings.map { name, value -> (String, JSONValue) in
                 switch value {
@@ -199,6 +205,8 @@ extension ControlCall {
             request = .subscribe(events: try reader.eventKinds("events"))
         case "event.start": request = .eventStart
         case "event.stop": request = .eventStop
+        case "upload.status": request = .uploadStatus
+        case "upload.now": request = .uploadNow
         default:
             throw ControlError(.unknownCommand, "unknown command \"\(printable(command))\"; commands: \(ControlRequest.commands.joined(separator: ", "))")
         }

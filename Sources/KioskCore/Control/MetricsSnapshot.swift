@@ -30,9 +30,31 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var mqttDroppedMessagesTotal = 0
     public var mqttReconnectsTotal = 0
     public var mqttCommandsIgnoredTotal = 0
+    /// Offsite copies (nil while uploads are off).
+    public var upload: UploadFigures?
     public var uptimeSeconds: Double = 0
     public var deviceID: String = ""
     public var version: String = ""
+
+    public init() {}
+}
+
+/// The uploader's figures, for status and metrics.
+public struct UploadFigures: Sendable, Equatable {
+    public var queuedFiles = 0
+    public var queuedBytes: Int64 = 0
+    public var uploadedFiles = 0
+    public var uploadedBytes: Int64 = 0
+    public var failures = 0
+    /// Queued files that were gone when their turn came (the disk guard, or a person).
+    public var vanishedFiles = 0
+    /// The last failure, for a person; nil after a success.
+    public var lastError: String?
+    /// The last file copied and when ("video/20261122/101455.mp4 at 2026-11-22 10:15:02").
+    public var lastSuccess: String?
+    /// The file being sent now and the bytes sent of it.
+    public var current: String?
+    public var currentBytesSent: Int64 = 0
 
     public init() {}
 }
@@ -88,6 +110,14 @@ public enum MetricsFormatter {
             one("mqtt_dropped_messages_total", "counter", "MQTT messages dropped (the oldest) because the queue was full while the broker was away.", String(snapshot.mqttDroppedMessagesTotal))
             one("mqtt_reconnects_total", "counter", "Connections to the MQTT broker made again after a loss.", String(snapshot.mqttReconnectsTotal))
             one("mqtt_commands_ignored_total", "counter", "MQTT command messages ignored as unknown or malformed.", String(snapshot.mqttCommandsIgnoredTotal))
+        }
+        if let upload = snapshot.upload {
+            one("upload_queue_files", "gauge", "Library files waiting for their offsite copy.", String(upload.queuedFiles))
+            one("upload_queue_bytes", "gauge", "Bytes waiting for their offsite copy.", String(upload.queuedBytes))
+            one("uploaded_files_total", "counter", "Files copied offsite and checked since the daemon started.", String(upload.uploadedFiles))
+            one("uploaded_bytes_total", "counter", "Bytes copied offsite and checked since the daemon started.", String(upload.uploadedBytes))
+            one("upload_failures_total", "counter", "Failed upload attempts since the daemon started.", String(upload.failures))
+            one("upload_vanished_files_total", "counter", "Queued files that were gone before their upload (the disk guard deleted them to keep the disk from filling, or a person did).", String(upload.vanishedFiles))
         }
         one("uptime_seconds", "gauge", "Seconds since the daemon started.", number(snapshot.uptimeSeconds))
         return out

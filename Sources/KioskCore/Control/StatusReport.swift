@@ -48,6 +48,13 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var preEventLimitBytes: Int?
     /// The MQTT connection in one line (nil while `[mqtt]` is off).
     public var mqtt: String?
+    /// Offsite copies (absent while `[upload] url` is empty): files and bytes waiting,
+    /// files copied since the daemon started, the last failure and the last success.
+    public var uploadQueuedFiles: Int?
+    public var uploadQueuedBytes: Int64?
+    public var uploadedFiles: Int?
+    public var uploadLastError: String?
+    public var uploadLastSuccess: String?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -76,6 +83,11 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case preEventSeconds = "pre_event_seconds"
         case preEventLimitBytes = "pre_event_limit_bytes"
         case mqtt
+        case uploadQueuedFiles = "upload_queued_files"
+        case uploadQueuedBytes = "upload_queued_bytes"
+        case uploadedFiles = "uploaded_files"
+        case uploadLastError = "upload_last_error"
+        case uploadLastSuccess = "upload_last_success"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -123,6 +135,12 @@ public struct StatusReport: Sendable, Equatable, Codable {
             }
         }
         if let mqtt { lines.append("mqtt:         \(mqtt)") }
+        if let uploadQueuedFiles {
+            var upload = "upload:       \(uploadQueuedFiles) waiting (\(ByteCountText.text(uploadQueuedBytes ?? 0))), \(uploadedFiles ?? 0) copied since start"
+            if let uploadLastSuccess { upload += "; last \(uploadLastSuccess)" }
+            lines.append(upload)
+            if let uploadLastError { lines.append("upload error: \(uploadLastError)") }
+        }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
         if let version { lines.append("version:      \(version)") }

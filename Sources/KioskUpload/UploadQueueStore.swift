@@ -1,0 +1,88 @@
+import Foundation
+import Glibc
+import KioskCore
+
+/// The upload queue on disk: `<state_directory>/upload-queue`, replaced atomically
+/// (write a temp file, fsync, rename, fsync the folder), so a power cut leaves the old
+/// queue or the new one, never half of one.
+public struct UploadQueueStore: Sendable {
+    public let directory: String
+    public var path: String { directory + "/" + UploadQueue.fileName }
+
+    public init(stateDirectory: String) { directory = stateDirectory }
+
+    /// The queue on disk; empty when there is none yet.
+    /// - Returns: The queue and the number of damaged lines skipped.
+    /// - Throws: `UploadError.file` when the file exists but cannot be read.
+    public func load() throws(UploadError) -> (queue: UploadQueue, damagedLines: Int) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return (UploadQueue(), 0) }
+            throw FileDigest.failure("open", path)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        // A full queue is about 200,000 lines of under 100 bytes; anything far larger is not ours.
+        let limit = UploadQueue.maximumEntries * 128
+        while bytes.count < limit {
+            let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw FileDigest.failure("read", path)
+            }
+            if got == 0 { break }
+            bytes.append(contentsOf: buffer[..<got])
+        }
+        return UploadQueue.parse(bytes)
+    }
+
+    /// What retention must leave: the files waiting, as the queue file says.
+    public func hold() -> UploadHold {
+        UploadHold(waiting: (try? load().queue.relativePaths) ?? [])
+    }
+
+    /// Replaces the file with `queue`.
+    /// - Throws: `UploadError.file` naming the path and the cause (a full disk, a
+    ///   missing or read-only state directory).
+    public func save(_ queue: UploadQueue) throws(UploadError) {
+        let temp = path + ".tmp"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw saveFailure("create", temp) }
+        let bytes = Array(queue.render().utf8)
+        var written = 0
+        while written < bytes.count {
+            let got = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                let failure = saveFailure("write", temp)
+                close(fd)
+                unlink(temp)
+                throw failure
+            }
+            written += got
+        }
+        guard fsync(fd) == 0 else {
+            let failure = saveFailure("sync", temp)
+            close(fd)
+            unlink(temp)
+            throw failure
+        }
+        close(fd)
+        guard rename(temp, path) == 0 else {
+            let failure = saveFailure("rename", temp)
+            unlink(temp)
+            throw failure
+        }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    private func saveFailure(_ operation: String, _ file: String) -> UploadError {
+        UploadError(.file, "cannot \(operation) the upload queue \(file): \(String(cString: strerror(errno))); "
+                    + "check that [control] state_directory exists, is writable and its disk is not full (the queue is kept in memory meanwhile)")
+    }
+}
