@@ -230,3 +230,64 @@ public final class KioskcamDaemon {
         process.waitUntilExit()
     }
 }
+
+/// moto in server mode on 127.0.0.1: an S3 server the test starts and stops. Installed
+/// by `scripts/install-deps --test` at `.build-tools/moto/bin/moto_server`; a missing
+/// server is an error that fails the test (it never skips).
+public final class MotoServer {
+    public let port: Int
+    private let process: Process
+    public var endpoint: String { "http://127.0.0.1:\(port)" }
+
+    public static var binary: String { Package.root() + "/.build-tools/moto/bin/moto_server" }
+
+    /// Starts moto on `port` (a free one when nil) and waits until it answers.
+    public init(port: Int? = nil) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
+            throw ToolError(command: Self.binary, status: 127, stderr: "moto_server is missing: run scripts/install-deps --test")
+        }
+        self.port = try port ?? freeLoopbackPort()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["-H", "127.0.0.1", "-p", String(self.port)]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !isListening(port: self.port) {
+            guard Date() < deadline, process.isRunning else {
+                stop()
+                throw ToolError(command: Self.binary, status: 1, stderr: "moto_server did not answer on port \(self.port) within 30 s")
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+    }
+
+    deinit { stop() }
+
+    /// Kills the server at once (SIGKILL: a cut, not a shutdown) and reaps it.
+    public func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Creates a bucket (moto checks no signature, so a plain PUT does).
+    public func createBucket(_ name: String) throws {
+        try Tool.run("curl", ["-sf", "-X", "PUT", endpoint + "/" + name, "-o", "/dev/null"])
+    }
+
+    /// Every object key in `bucket`, through moto's ListObjectsV2 (up to 1,000).
+    public func keys(in bucket: String) throws -> [String] {
+        let xml = try Tool.run("curl", ["-sf", endpoint + "/" + bucket + "?list-type=2&max-keys=1000"]).stdout
+        return xml.components(separatedBy: "<Key>").dropFirst().compactMap { $0.components(separatedBy: "</Key>").first }
+    }
+
+    /// An object's bytes, read with a signed GET (moto refuses an anonymous one).
+    public func object(_ bucket: String, _ key: String) throws -> Data {
+        let folder = TemporaryDirectory("kioskcam-object")
+        let file = folder.path + "/object"
+        try Tool.run("curl", ["-sf", "--aws-sigv4", "aws:amz:us-east-1:s3", "-u", "reader:secret",
+                              endpoint + "/" + bucket + "/" + key, "-o", file])
+        return try Data(contentsOf: URL(fileURLWithPath: file))
+    }
+}

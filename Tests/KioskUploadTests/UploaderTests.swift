@@ -236,7 +236,7 @@ final class UploaderTests: XCTestCase {
         // Nothing listens on this port.
         var upload = Configuration.Upload()
         upload.url = "s3://footage"
-        upload.endpoint = "http://127.0.0.1:\(try MotoServer.freePort())"
+        upload.endpoint = "http://127.0.0.1:\(try freeLoopbackPort())"
         upload.accessKeyID = "testing"
         let nowhere = try client(upload)
         do throws(UploadError) {

@@ -2,10 +2,10 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// `kioskcam run` against a real Mosquitto on 127.0.0.1: discovery as Home Assistant
-/// reads it, commands, the last will, a broker restart, junk commands, and five boards
-/// on one broker.
-final class MQTTTests: XCTestCase {
+/// `kioskcam run` against a real Mosquitto and a real S3 server (moto) on 127.0.0.1:
+/// discovery as Home Assistant reads it, commands, the last will, a broker restart,
+/// junk commands, and five boards sharing one broker and one bucket.
+final class FleetDaemonTests: XCTestCase {
     func startBoard(_ folder: TemporaryDirectory, _ name: String, broker: MosquittoBroker, extra: String = "") throws -> KioskcamDaemon {
         try KioskcamDaemon(root: folder.path + "/" + name, sections: """
             [mqtt]
@@ -161,11 +161,24 @@ final class MQTTTests: XCTestCase {
         XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" }, board.logText())
     }
 
-    /// Five boards, one broker: each appears in discovery once, under its own device.
-    func testFiveBoardsOnOneBroker() throws {
+    /// A fleet on one machine: five boards with their own state and media, one broker,
+    /// one bucket. Each board appears in discovery once, under its own device; a command
+    /// reaches its board only; every file each board makes arrives in the bucket once,
+    /// byte for byte, under that board's id.
+    func testFiveBoardsOnOneBrokerAndOneBucket() throws {
         let folder = TemporaryDirectory()
         let broker = try MosquittoBroker(folder: folder.path)
-        let boards = try (1...5).map { try startBoard(folder, "board\($0)", broker: broker) }
+        let bucket = try MotoServer()
+        try bucket.createBucket("fleet")
+        try "fleet-secret\n".write(toFile: folder.path + "/s3-secret", atomically: true, encoding: .utf8)
+        let upload = """
+            [upload]
+            url = "s3://fleet/site-a"
+            endpoint = "\(bucket.endpoint)"
+            access_key_id = "fleet"
+            secret_access_key_file = "\(folder.path)/s3-secret"
+            """
+        let boards = try (1...5).map { try startBoard(folder, "board\($0)", broker: broker, extra: upload) }
         let ids = Set(boards.map(\.deviceID))
         XCTAssertEqual(ids.count, 5, "five device ids")
         XCTAssertTrue(waitFor(15) {
@@ -181,12 +194,43 @@ final class MQTTTests: XCTestCase {
         }
         XCTAssertEqual(Set(devices.keys), Set(ids.map { "kioskcam_\($0)" }))
         XCTAssertEqual(Set(devices.values), [1], "each board once")
+
         // One board's command reaches that board only.
         let chosen = boards[2]
         try broker.publish("kioskcam/\(chosen.deviceID)/set/record", "ON")
         XCTAssertTrue(waitFor(10) { chosen.status()["state"] as? String == "recording" })
         Thread.sleep(forTimeInterval: 1)
         XCTAssertEqual(boards.filter { $0.status()["state"] as? String == "recording" }.count, 1)
+        // Then every board records a little and takes a still.
+        for board in boards where board !== chosen { try broker.publish("kioskcam/\(board.deviceID)/set/record", "ON") }
+        XCTAssertTrue(waitFor(15) { boards.allSatisfy { $0.status()["state"] as? String == "recording" } })
+        Thread.sleep(forTimeInterval: 1.5)
+        for board in boards {
+            try broker.publish("kioskcam/\(board.deviceID)/set/record", "OFF")
+            try broker.publish("kioskcam/\(board.deviceID)/set/snapshot", "PRESS")
+        }
+        XCTAssertTrue(waitFor(20) { boards.allSatisfy { $0.status()["state"] as? String == "idle" } })
+
+        // Every finished file of every board, in the bucket once.
+        func libraryFiles(_ board: KioskcamDaemon) -> [String] {
+            ((try? FileManager.default.subpathsOfDirectory(atPath: board.media)) ?? [])
+                .filter { $0.hasSuffix(".mp4") || $0.hasSuffix(".jpg") }.filter { !$0.contains(".incoming") }.sorted()
+        }
+        XCTAssertTrue(waitFor(20) { boards.allSatisfy { libraryFiles($0).count == 2 } }, "\(boards.map(libraryFiles))")
+        var expected: [String: String] = [:]
+        for board in boards {
+            for file in libraryFiles(board) { expected["site-a/\(board.deviceID)/\(file)"] = board.media + "/" + file }
+        }
+        XCTAssertEqual(expected.count, 10)
+        XCTAssertTrue(waitFor(30) {
+            boards.allSatisfy { ($0.status()["upload_queued_files"] as? Int) == 0 } && ((try? bucket.keys(in: "fleet"))?.count ?? 0) >= 10
+        }, "\(boards.map { $0.status()["upload_queued_files"] ?? "none" }) \(boards[0].logText().suffix(1500))")
+        let keys = try bucket.keys(in: "fleet")
+        XCTAssertEqual(keys.count, Set(keys).count, "no key twice")
+        XCTAssertEqual(Set(keys), Set(expected.keys), "every file once, under its board's id")
+        for (key, path) in expected {
+            XCTAssertEqual(try bucket.object("fleet", key), try Data(contentsOf: URL(fileURLWithPath: path)), key)
+        }
         for board in boards { XCTAssertEqual(board.terminate(), 0) }
     }
 }
