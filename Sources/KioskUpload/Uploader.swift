@@ -36,6 +36,8 @@ public final class Uploader: Sendable {
         /// No attempt before this (seconds since 1970): the last failure's wait.
         var pausedUntil: Int64 = 0
         var stopping = false
+        /// The start-up look at today's and yesterday's folders is done.
+        var caughtUp = false
     }
 
     public let settings: Settings
@@ -121,6 +123,36 @@ public final class Uploader: Sendable {
         wake()
     }
 
+    /// Queues the finished files of `days` that are neither queued nor marked uploaded
+    /// in their day's index: what no `fileFinished` announced — a recording salvage
+    /// repaired after a power cut (the footage a thief wanted gone), a `kioskcam record`
+    /// run. Reads folders: on the worker thread only.
+    /// - Returns: How many files were queued.
+    @discardableResult
+    public func catchUp(days: [CalendarDate]) -> Int {
+        var added = 0
+        for kind in MediaKind.allCases {
+            for day in Set(days) {
+                let folder = settings.layout.kindDirectory(kind) + "/" + day.folderName
+                guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+                let index = (try? String(contentsOfFile: folder + "/" + LibraryIndex.fileName, encoding: .utf8)) ?? ""
+                let uploaded = LibraryIndex.uploadedNames(index)
+                for name in names.sorted() where !uploaded.contains(name) {
+                    guard let file = LibraryFilePath(relative: kind.rawValue + "/" + day.folderName + "/" + name),
+                          settings.upload.kinds.contains(file.uploadKind) else { continue }
+                    let size = (try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? NSNumber)?.int64Value ?? 0
+                    let queued = state.withLock { state -> Bool in
+                        guard !state.queue.contains(file), state.queue.add(UploadQueue.Entry(file: file, bytes: max(0, size))) else { return false }
+                        state.dirty = true
+                        return true
+                    }
+                    if queued { added += 1 }
+                }
+            }
+        }
+        return added
+    }
+
     /// Every queued file is due now (`kioskcam upload now`).
     public func uploadNow() {
         state.withLock {
@@ -153,6 +185,12 @@ public final class Uploader: Sendable {
 
     /// One round: save, then upload every due file until none is due or a failure pauses the queue.
     private func round() {
+        if !state.withLock({ $0.caughtUp }) {
+            let now = Date()
+            let added = catchUp(days: [CalendarDate(LocalTimestamp(now.addingTimeInterval(-86_400))), CalendarDate(LocalTimestamp(now))])
+            state.withLock { $0.caughtUp = true }
+            if added > 0 { logger.notice("upload queue: \(added) finished files from today and yesterday were not queued (salvaged after a power cut, or recorded without the daemon); queued now") }
+        }
         saveIfChanged()
         while let entry = nextDue() {
             upload(entry)

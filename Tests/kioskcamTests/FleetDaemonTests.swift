@@ -233,4 +233,44 @@ final class FleetDaemonTests: XCTestCase {
         }
         for board in boards { XCTAssertEqual(board.terminate(), 0) }
     }
+
+    /// The footage of a board cut off mid-recording (a thief pulling the plug) is
+    /// salvaged at the next start and copied offsite, though no `fileFinished` ever
+    /// announced it; a file already marked uploaded is not copied again.
+    func testASalvagedRecordingIsCopiedOffsiteAfterAPowerCut() throws {
+        let folder = TemporaryDirectory()
+        let bucket = try MotoServer()
+        try bucket.createBucket("cut")
+        try "secret\n".write(toFile: folder.path + "/s3-secret", atomically: true, encoding: .utf8)
+        let sections = """
+            [upload]
+            url = "s3://cut/boards"
+            endpoint = "\(bucket.endpoint)"
+            access_key_id = "cut"
+            secret_access_key_file = "\(folder.path)/s3-secret"
+            """
+        let root = folder.path + "/board"
+        var board = try KioskcamDaemon(root: root, sections: sections)
+        XCTAssertEqual(try board.kioskcam(["snapshot"]).status, 0)
+        XCTAssertTrue(waitFor(15) { ((try? bucket.keys(in: "cut")) ?? []).count == 1 }, board.logText())
+        XCTAssertEqual(try board.kioskcam(["start"]).status, 0)
+        Thread.sleep(forTimeInterval: 3)
+        board.signal(SIGKILL)
+        board.reap()
+        XCTAssertEqual(((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video")) ?? []).filter { $0.hasSuffix(".mp4") }, [],
+                       "the recording was still in .incoming")
+
+        board = try KioskcamDaemon(root: root, sections: sections)
+        XCTAssertTrue(waitFor(20) { ((try? bucket.keys(in: "cut")) ?? []).count == 2 }, board.logText())
+        let keys = try bucket.keys(in: "cut")
+        let videos = ((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video")) ?? []).filter { $0.hasSuffix(".mp4") }
+        XCTAssertEqual(videos.count, 1, "salvaged into the library")
+        let key = try XCTUnwrap(keys.first { $0.hasSuffix(".mp4") })
+        let copy = try bucket.object("cut", key)
+        XCTAssertEqual(copy, try Data(contentsOf: URL(fileURLWithPath: board.media + "/video/" + (videos.first ?? ""))))
+        XCTAssertTrue(board.logText().contains("were not queued"), "the catch-up says what it did")
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(try bucket.keys(in: "cut").count, 2, "the still, marked uploaded before the cut, is not copied twice")
+        XCTAssertEqual(board.terminate(), 0)
+    }
 }
