@@ -273,4 +273,45 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertEqual(try bucket.keys(in: "cut").count, 2, "the still, marked uploaded before the cut, is not copied twice")
         XCTAssertEqual(board.terminate(), 0)
     }
+
+    /// With event clips on: the motion sensor is discovered, an event's new and end
+    /// messages reach `<base>/events`, and the state's `motion` follows the clip.
+    func testEventMessagesAndTheMotionSensor() throws {
+        let folder = TemporaryDirectory()
+        let broker = try MosquittoBroker(folder: folder.path)
+        let board = try startBoard(folder, "board", broker: broker, extra: """
+            [events]
+            mode = "events"
+            motion = false
+            pre_seconds = 1
+            post_seconds = 1
+            """)
+        let base = "kioskcam/\(board.deviceID)"
+        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" })
+        let sensor = try XCTUnwrap(json(try retained(broker, "homeassistant/binary_sensor/kioskcam_\(board.deviceID)/motion/config")))
+        XCTAssertEqual(sensor["device_class"] as? String, "motion")
+
+        // Listen to the events topic while a manual event runs.
+        let received = folder.path + "/events.txt"
+        let subscriber = Process()
+        subscriber.executableURL = URL(fileURLWithPath: try requiredProgram("mosquitto_sub", package: "mosquitto-clients"))
+        subscriber.arguments = ["-p", String(broker.port), "-t", base + "/events", "-C", "2", "-W", "20"]
+        FileManager.default.createFile(atPath: received, contents: nil)
+        subscriber.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: received))
+        try subscriber.run()
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(try board.kioskcam(["event", "start"]).status, 0)
+        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["motion"] as? Bool == true }, board.logText())
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(try board.kioskcam(["event", "stop"]).status, 0)
+        subscriber.waitUntilExit()
+        let messages = try String(contentsOfFile: received, encoding: .utf8).split(separator: "\n").compactMap { json(String($0)) }
+        XCTAssertEqual(messages.map { $0["type"] as? String }, ["new", "end"], "\(messages)")
+        XCTAssertEqual(Set(messages.compactMap { $0["id"] as? String }).count, 1, "one event")
+        XCTAssertTrue((messages.last?["clip"] as? String)?.hasSuffix("-manual.mp4") == true, "\(messages.last ?? [:])")
+        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["motion"] as? Bool == false })
+        let state = try XCTUnwrap(json(try retained(broker, base + "/state")))
+        XCTAssertEqual(state["events_today"] as? Int, 1)
+        XCTAssertNotNil(state["last_event"] as? String)
+    }
 }
