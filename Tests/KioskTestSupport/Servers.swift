@@ -142,7 +142,18 @@ public final class KioskcamDaemon {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         config = root + "/kioskcam.toml"
         log = root + "/daemon.log"
-        try """
+        try Self.configuration(root: root, sections: sections).write(toFile: config, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: root + "/metrics", withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
+        process = Process()
+        try start()
+    }
+
+    /// The configuration of a test daemon under `root`: the built-in camera (320x240) and
+    /// tone, a file-backed screen, the socket, state and metrics in `root`; `lock` goes
+    /// into `[lock]`, `sections` after everything.
+    public static func configuration(root: String, lock: String = "", sections: String = "") -> String {
+        """
         [storage]
         media_root = "\(root)/media"
         [camera]
@@ -155,6 +166,7 @@ public final class KioskcamDaemon {
         [screen]
         framebuffer = "file:\(root)/screen.fb"
         [lock]
+        \(lock)
         start_locked = false
         [control]
         state_directory = "\(root)/state"
@@ -163,11 +175,7 @@ public final class KioskcamDaemon {
         metrics_file = "\(root)/metrics/kioskcam.prom"
         metrics_interval_seconds = 1
         \(sections)
-        """.write(toFile: config, atomically: true, encoding: .utf8)
-        try FileManager.default.createDirectory(atPath: root + "/metrics", withIntermediateDirectories: true)
-        if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
-        process = Process()
-        try start()
+        """
     }
 
     private func start() throws {

@@ -46,28 +46,7 @@ final class DaemonTests: XCTestCase {
                      environment: [String: String] = [:]) throws -> Daemon {
         let root = folder.path
         let config = root + "/kioskcam.toml"
-        try """
-        [storage]
-        media_root = "\(root)/media"
-        [camera]
-        source = "test"
-        size = "320x240"
-        [microphone]
-        source = "tone"
-        [encoder]
-        preset = "ultrafast"
-        [screen]
-        framebuffer = "file:\(root)/screen.fb"
-        [lock]
-        \(lock)
-        start_locked = false
-        [control]
-        state_directory = "\(root)/state"
-        socket = "\(root)/control.sock"
-        socket_group = ""
-        metrics_file = "\(root)/metrics/kioskcam.prom"
-        metrics_interval_seconds = 1
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        try KioskcamDaemon.configuration(root: root, lock: lock).write(toFile: config, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: root + "/metrics", withIntermediateDirectories: true)
         let log = root + "/daemon.log"
         FileManager.default.createFile(atPath: log, contents: nil)

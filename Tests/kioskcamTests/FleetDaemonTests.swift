@@ -25,6 +25,19 @@ final class FleetDaemonTests: XCTestCase {
         try broker.subscribe(topic, count: 1, seconds: 2, retainedOnly: true).first?.payload
     }
 
+    /// An `[upload]` section to `bucket` (created) on `server`, its secret in a file in `folder`.
+    func uploadSection(to server: MotoServer, bucket: String, prefix: String, in folder: TemporaryDirectory) throws -> String {
+        try server.createBucket(bucket)
+        try "secret\n".write(toFile: folder.path + "/s3-secret", atomically: true, encoding: .utf8)
+        return """
+            [upload]
+            url = "s3://\(bucket)/\(prefix)"
+            endpoint = "\(server.endpoint)"
+            access_key_id = "kioskcam"
+            secret_access_key_file = "\(folder.path)/s3-secret"
+            """
+    }
+
     func json(_ text: String?) -> [String: Any]? {
         text.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
@@ -169,15 +182,7 @@ final class FleetDaemonTests: XCTestCase {
         let folder = TemporaryDirectory()
         let broker = try MosquittoBroker(folder: folder.path)
         let bucket = try MotoServer()
-        try bucket.createBucket("fleet")
-        try "fleet-secret\n".write(toFile: folder.path + "/s3-secret", atomically: true, encoding: .utf8)
-        let upload = """
-            [upload]
-            url = "s3://fleet/site-a"
-            endpoint = "\(bucket.endpoint)"
-            access_key_id = "fleet"
-            secret_access_key_file = "\(folder.path)/s3-secret"
-            """
+        let upload = try uploadSection(to: bucket, bucket: "fleet", prefix: "site-a", in: folder)
         let boards = try (1...5).map { try startBoard(folder, "board\($0)", broker: broker, extra: upload) }
         let ids = Set(boards.map(\.deviceID))
         XCTAssertEqual(ids.count, 5, "five device ids")
@@ -240,15 +245,7 @@ final class FleetDaemonTests: XCTestCase {
     func testASalvagedRecordingIsCopiedOffsiteAfterAPowerCut() throws {
         let folder = TemporaryDirectory()
         let bucket = try MotoServer()
-        try bucket.createBucket("cut")
-        try "secret\n".write(toFile: folder.path + "/s3-secret", atomically: true, encoding: .utf8)
-        let sections = """
-            [upload]
-            url = "s3://cut/boards"
-            endpoint = "\(bucket.endpoint)"
-            access_key_id = "cut"
-            secret_access_key_file = "\(folder.path)/s3-secret"
-            """
+        let sections = try uploadSection(to: bucket, bucket: "cut", prefix: "boards", in: folder)
         let root = folder.path + "/board"
         var board = try KioskcamDaemon(root: root, sections: sections)
         XCTAssertEqual(try board.kioskcam(["snapshot"]).status, 0)
