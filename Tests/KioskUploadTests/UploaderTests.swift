@@ -268,4 +268,50 @@ final class UploaderTests: XCTestCase {
             XCTAssertFalse(error.isRetryable)
         }
     }
+
+    /// moto checks no signature, so the requests go once more to a server that checks
+    /// them by AWS's documented steps (written apart from libcurl): libcurl's SigV4 with
+    /// the unsigned payload is accepted (and the server's check of the Content-MD5 we
+    /// send passes), and a wrong secret, key id or region is refused with S3's own codes.
+    func testSignaturesFollowAWSSignatureVersion4() throws {
+        let board = try Board()
+        let bytes = try board.write("video/20261122/101455-motion.mp4", bytes: 200_000)
+        let path = board.media + "/video/20261122/101455-motion.mp4"
+        let port = try freeLoopbackPort()
+        let verifier = Process()
+        verifier.executableURL = URL(fileURLWithPath: try requiredProgram("python3", package: "python3"))
+        verifier.arguments = [Package.root() + "/Tests/KioskUploadTests/Servers/sigv4_server.py", String(port),
+                              "testing", "testing-secret-key", "eu-central-1"]
+        let log = Pipe()
+        verifier.standardOutput = log
+        try verifier.run()
+        defer {
+            kill(verifier.processIdentifier, SIGKILL)
+            verifier.waitUntilExit()
+        }
+        XCTAssertTrue(waitUntil(10) { isListening(port: port) }, "the verifying server did not start")
+
+        func client(secret: String = "testing-secret-key", keyID: String = "testing", region: String = "eu-central-1") throws -> S3Client {
+            var upload = Configuration.Upload()
+            upload.url = "s3://footage/site-a"
+            upload.endpoint = "http://127.0.0.1:\(port)"
+            upload.region = region
+            upload.accessKeyID = keyID
+            return S3Client(.init(endpoint: upload.effectiveEndpoint, location: try XCTUnwrap(upload.location), region: region,
+                                  accessKeyID: keyID, secretAccessKey: secret))
+        }
+        let result = try client().putFile(path, key: "site-a/board-1/video/20261122/101455-motion.mp4", contentType: "video/mp4")
+        XCTAssertEqual(result.bytes, Int64(bytes.count))
+        XCTAssertEqual(result.etag, Insecure.MD5.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
+        for (bad, code) in [(try client(secret: "wrong"), "SignatureDoesNotMatch"), (try client(keyID: "other"), "InvalidAccessKeyId"),
+                            (try client(region: "us-east-1"), "AuthorizationHeaderMalformed")] {
+            do throws(UploadError) {
+                _ = try bad.putFile(path, key: "site-a/k.mp4", contentType: "video/mp4")
+                XCTFail("a bad signature was accepted (\(code))")
+            } catch {
+                XCTAssertEqual(error.httpStatus, 403, "\(error)")
+                XCTAssertTrue(error.message.contains(code), error.message)
+            }
+        }
+    }
 }
