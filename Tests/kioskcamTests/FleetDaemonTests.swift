@@ -311,4 +311,39 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertEqual(state["events_today"] as? Int, 1)
         XCTAssertNotNil(state["last_event"] as? String)
     }
+
+    /// The bucket's server cut in the middle of an upload, the daemon killed, both back:
+    /// the file arrives whole, once.
+    func testAnUploadCutMidwayCompletesAfterTheServerAndTheDaemonComeBack() throws {
+        let folder = TemporaryDirectory()
+        var server = try MotoServer()
+        let port = server.port
+        let sections = try uploadSection(to: server, bucket: "cut", prefix: "boards", in: folder) + "\nmax_kbps = 160\n"
+        let root = folder.path + "/board"
+        var board = try KioskcamDaemon(root: root, sections: sections)
+        XCTAssertEqual(try board.kioskcam(["start"]).status, 0)
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertEqual(try board.kioskcam(["stop"]).status, 0)
+        let videos = ((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video")) ?? []).filter { $0.hasSuffix(".mp4") }
+        let video = try XCTUnwrap(videos.first)
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: board.media + "/video/" + video)[.size] as? Int)
+        XCTAssertGreaterThan(size, 60_000, "long enough to cut at 160 kbit/s (20 kB/s)")
+        // Mid-upload: the queue says it is sending, nothing has arrived.
+        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertEqual(board.status()["upload_queued_files"] as? Int, 1, "\(board.status())")
+        XCTAssertEqual(try server.keys(in: "cut"), [], "not arrived yet")
+        server.stop()
+        board.signal(SIGKILL)
+        board.reap()
+
+        server = try MotoServer(port: port)
+        try server.createBucket("cut")
+        board = try KioskcamDaemon(root: root, sections: sections)
+        let key = "boards/\(board.deviceID)/video/\(video)"
+        XCTAssertTrue(waitFor(Double(size) / 20_000 + 20) { ((try? server.keys(in: "cut")) ?? []) == [key] },
+                      "\((try? server.keys(in: "cut")) ?? []) \(board.logText().suffix(1500))")
+        XCTAssertEqual(try server.object("cut", key), try Data(contentsOf: URL(fileURLWithPath: board.media + "/video/" + video)))
+        XCTAssertTrue(waitFor(5) { (board.status()["upload_queued_files"] as? Int) == 0 })
+        XCTAssertEqual(board.terminate(), 0)
+    }
 }
