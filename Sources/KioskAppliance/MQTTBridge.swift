@@ -223,7 +223,9 @@ public final class MQTTBridge: Sendable {
         switch event {
         case .connected(let code):
             guard code == 0 else {
-                recordError(session, "the broker refused the connection: \(connackDescription(code))")
+                // CONNACK 4: bad user name or password; 5: not authorised.
+                let hint = code == 4 || code == 5 ? " (check mqtt.username and the file mqtt.password_file names)" : ""
+                recordError(session, "the broker refused the connection: \(connackDescription(code))\(hint)")
                 session.dropClient = true
                 return
             }

@@ -244,6 +244,8 @@ public final class Uploader: Sendable {
             if settings.upload.deleteAfterUpload {
                 if unlink(path) == 0 {
                     logger.info("deleted \(path): its offsite copy is checked (delete_after_upload)")
+                    // A sound recording's waveform picture goes with it.
+                    if file.kind == .audio { unlink(String(path.dropLast(file.kind.fileExtension.count)) + "png") }
                 } else {
                     logger.warning("could not delete \(path) after its upload: \(String(cString: strerror(errno)))")
                 }

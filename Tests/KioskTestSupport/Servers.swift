@@ -47,21 +47,66 @@ public func isListening(port: Int) -> Bool {
 /// Debian's Mosquitto on 127.0.0.1, anonymous, without persistence: a real broker for
 /// the MQTT tests, stopped and started again on the same port to test reconnection.
 public final class MosquittoBroker {
+    /// A TLS listener with a password file: the certificate authority, the broker's
+    /// certificate and key (PEM), and `user` / `password`.
+    public struct Security {
+        public var caFile: String
+        public var certificateFile: String
+        public var keyFile: String
+        public var user: String
+        public var password: String
+
+        /// A throwaway certificate authority and a broker certificate it signed for
+        /// `localhost` and 127.0.0.1, made with openssl in `folder`.
+        public static func make(in folder: String, user: String, password: String) throws -> Security {
+            let openssl = try requiredProgram("openssl", package: "openssl")
+            func run(_ arguments: [String]) throws { try Tool.run(openssl, arguments) }
+            try run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", folder + "/ca.key", "-out", folder + "/ca.pem",
+                     "-days", "2", "-subj", "/CN=kioskcam test CA"])
+            try run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", folder + "/broker.key", "-out", folder + "/broker.csr",
+                     "-subj", "/CN=localhost"])
+            try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: folder + "/san.ext", atomically: true, encoding: .utf8)
+            try run(["x509", "-req", "-in", folder + "/broker.csr", "-CA", folder + "/ca.pem", "-CAkey", folder + "/ca.key",
+                     "-CAcreateserial", "-out", folder + "/broker.pem", "-days", "2", "-extfile", folder + "/san.ext"])
+            // Debian's mosquitto reads its files after dropping to user mosquitto.
+            chmod(folder + "/broker.key", 0o644)
+            return Security(caFile: folder + "/ca.pem", certificateFile: folder + "/broker.pem", keyFile: folder + "/broker.key",
+                            user: user, password: password)
+        }
+    }
+
     public let port: Int
+    public let security: Security?
     private let folder: String
     private var process: Process?
 
-    public init(folder: String) throws {
+    public init(folder: String, security: Security? = nil) throws {
         self.folder = folder
+        self.security = security
         port = try freeLoopbackPort()
-        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n"
-            .write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
+        var configuration = "listener \(port) 127.0.0.1\npersistence false\n"
+        if let security {
+            let passwords = folder + "/mosquitto.passwd"
+            try Tool.run(try requiredProgram("mosquitto_passwd", package: "mosquitto"), ["-c", "-b", passwords, security.user, security.password])
+            chmod(passwords, 0o644)
+            configuration += "cafile \(security.caFile)\ncertfile \(security.certificateFile)\nkeyfile \(security.keyFile)\n"
+                + "allow_anonymous false\npassword_file \(passwords)\n"
+        } else {
+            configuration += "allow_anonymous true\n"
+        }
+        try configuration.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
         try start()
     }
 
     deinit { stop() }
 
-    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    public var url: String { security == nil ? "mqtt://127.0.0.1:\(port)" : "mqtts://localhost:\(port)" }
+
+    /// How the command-line clients reach this broker.
+    private var clientArguments: [String] {
+        guard let security else { return ["-h", "127.0.0.1", "-p", String(port)] }
+        return ["-h", "localhost", "-p", String(port), "--cafile", security.caFile, "-u", security.user, "-P", security.password]
+    }
 
     public func start() throws {
         let process = Process()
@@ -93,7 +138,7 @@ public final class MosquittoBroker {
     /// `mosquitto_sub` for up to `seconds`, with `-v` (topic, space, payload per line).
     /// - Parameter count: Stop after this many messages.
     public func subscribe(_ filter: String, count: Int? = nil, seconds: Int = 3, retainedOnly: Bool = false) throws -> [(topic: String, payload: String)] {
-        var arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", filter, "-v", "-W", String(seconds)]
+        var arguments = clientArguments + ["-t", filter, "-v", "-W", String(seconds)]
         if let count { arguments += ["-C", String(count)] }
         if retainedOnly { arguments.append("--retained-only") }
         let output = try Tool.run(try requiredProgram("mosquitto_sub", package: "mosquitto-clients"), arguments, allowFailure: true)
@@ -109,7 +154,7 @@ public final class MosquittoBroker {
         if lines {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-l"]
+            process.arguments = clientArguments + ["-t", topic, "-l"]
             let input = Pipe()
             process.standardInput = input
             process.standardOutput = FileHandle.nullDevice
@@ -121,7 +166,7 @@ public final class MosquittoBroker {
                 throw ToolError(command: "mosquitto_pub -l", status: process.terminationStatus, stderr: "")
             }
         } else {
-            try Tool.run(program, ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-m", payload])
+            try Tool.run(program, clientArguments + ["-t", topic, "-m", payload])
         }
     }
 }

@@ -127,6 +127,26 @@ final class UploaderTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: board.media + "/video/20261122/101455.mp4"))
     }
 
+    /// A sound recording deleted after its upload takes its waveform picture with it.
+    func testDeleteAfterUploadTakesASoundRecordingsWaveform() throws {
+        let server = try MotoServer()
+        let board = try Board()
+        var upload = board.upload(server)
+        upload.kinds = [.audio]
+        upload.deleteAfterUpload = true
+        try client(upload).createBucket()
+        try board.write("audio/20261122/101500.m4a", bytes: 300)
+        try board.write("audio/20261122/101500.png", bytes: 50)
+        let uploader = try Uploader(board.settings(upload), logger: logger)
+        uploader.enqueue(path: board.media + "/audio/20261122/101500.m4a")
+        uploader.start()
+        defer { uploader.stop() }
+        XCTAssertTrue(waitUntil(30) { uploader.queue.isEmpty })
+        XCTAssertEqual(try client(upload).getObject(key: "boards/board-1/audio/20261122/101500.m4a").count, 300)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: board.media + "/audio/20261122/101500.m4a"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: board.media + "/audio/20261122/101500.png"), "the waveform went too")
+    }
+
     func testACutServerAndARestartStillCompleteTheQueue() throws {
         var server: MotoServer? = try MotoServer()
         let port = try XCTUnwrap(server?.port)

@@ -346,4 +346,41 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertTrue(waitFor(5) { (board.status()["upload_queued_files"] as? Int) == 0 })
         XCTAssertEqual(board.terminate(), 0)
     }
+
+    /// `mqtts://` with `ca_file`, a user and `password_file`: the board connects and
+    /// obeys; a wrong password and a broker certificate from another authority are
+    /// refused with a status that names what to check, and the camera records on.
+    func testMQTTOverTLSWithAPassword() throws {
+        let folder = TemporaryDirectory()
+        let security = try MosquittoBroker.Security.make(in: folder.path, user: "camera", password: "s3cret pass")
+        let broker = try MosquittoBroker(folder: folder.path, security: security)
+        try "s3cret pass\n".write(toFile: folder.path + "/mqtt-password", atomically: true, encoding: .utf8)
+        try "wrong\n".write(toFile: folder.path + "/wrong-password", atomically: true, encoding: .utf8)
+        let otherAuthority = TemporaryDirectory()
+        let other = try MosquittoBroker.Security.make(in: otherAuthority.path, user: "x", password: "x")
+        func board(_ name: String, password: String, ca: String) throws -> KioskcamDaemon {
+            try startBoard(folder, name, broker: broker, extra: """
+                username = "camera"
+                password_file = "\(password)"
+                ca_file = "\(ca)"
+                """)
+        }
+        let good = try board("good", password: folder.path + "/mqtt-password", ca: security.caFile)
+        let base = "kioskcam/\(good.deviceID)"
+        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" }, good.logText())
+        try broker.publish(base + "/set/record", "ON")
+        XCTAssertTrue(waitFor(10) { good.status()["state"] as? String == "recording" }, good.logText())
+
+        let refused = try board("refused", password: folder.path + "/wrong-password", ca: security.caFile)
+        XCTAssertTrue(waitFor(10) { (refused.status()["mqtt"] as? String)?.contains("not authori") == true }, "\(refused.status())")
+        XCTAssertTrue(refused.logText().contains("check mqtt.username"), refused.logText())
+        let untrusted = try board("untrusted", password: folder.path + "/mqtt-password", ca: other.caFile)
+        XCTAssertTrue(waitFor(10) { (untrusted.status()["mqtt"] as? String)?.hasPrefix("not connected") == true }, "\(untrusted.status())")
+        XCTAssertTrue(untrusted.logText().contains("mqtt.ca_file"), untrusted.logText())
+        for board in [refused, untrusted] {
+            XCTAssertEqual(try board.kioskcam(["start"]).status, 0, "records without its broker")
+            XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" })
+        }
+        XCTAssertEqual(try retained(broker, "kioskcam/\(refused.deviceID)/availability"), nil, "never got in")
+    }
 }
