@@ -161,7 +161,8 @@ public final class MQTTBridge: Sendable {
         var lastStatePublish = Date.distantPast
         var everConnected = false
         var lastLoggedError: String?
-        var ignoredLogged = 0
+        /// Why the broker's CONNACK refused us: more telling than the read error after it.
+        var refusal: String?
     }
 
     private func run() {
@@ -176,6 +177,7 @@ public final class MQTTBridge: Sendable {
     }
 
     private func connect(_ session: Session) {
+        session.refusal = nil
         do {
             let client = try MQTTClient(clientID: "kioskcam-\(topics.node)") { [weak self, unowned session] event in
                 self?.handle(event, session: session)
@@ -213,8 +215,7 @@ public final class MQTTBridge: Sendable {
             if session.client != nil { try client.housekeeping() }
         } catch {
             if error.lostConnection { session.dropClient = true }
-            session.lastLoggedError = nil
-            recordError(session, "\(error)")
+            if session.refusal == nil { recordError(session, "\(error)") }
         }
     }
 
@@ -225,7 +226,9 @@ public final class MQTTBridge: Sendable {
             guard code == 0 else {
                 // CONNACK 4: bad user name or password; 5: not authorised.
                 let hint = code == 4 || code == 5 ? " (check mqtt.username and the file mqtt.password_file names)" : ""
-                recordError(session, "the broker refused the connection: \(connackDescription(code))\(hint)")
+                let refusal = "the broker refused the connection: \(connackDescription(code))\(hint)"
+                session.refusal = refusal
+                recordError(session, refusal)
                 session.dropClient = true
                 return
             }
