@@ -213,6 +213,8 @@ public struct LibraryPurger: Sendable {
         var left = scan
         var deletions: [PurgePlan.Deletion] = []
         var heldForUpload: [String] = []
+        /// Days with an event clip retention leaves for its upload: their event log stays too.
+        var heldEventDays: Set<CalendarDate> = []
         /// Takes a share of a folder still in `left` into `deletions`, and out of `left`.
         func take(_ share: LibraryShare, kind: MediaKind, date: CalendarDate, reason: DeletionReason) {
             guard let index = left.dateFolders.firstIndex(where: { $0.kind == kind && $0.date == date }),
@@ -224,6 +226,7 @@ public struct LibraryPurger: Sendable {
                 if case .age = reason {
                     // Age waits for the upload: the folder keeps the files still to be copied.
                     let (deletable, held) = hold.retentionSplit(kind: kind, date: date, names: names)
+                    if held.contains(where: { LibraryLayout.eventLabel(ofFileName: $0) != nil }) { heldEventDays.insert(date) }
                     if !held.isEmpty {
                         guard !deletable.isEmpty else { heldForUpload += held.map { folder.relativePath + "/" + $0 }; return }
                         deletion.files = deletable
@@ -258,12 +261,13 @@ public struct LibraryPurger: Sendable {
             for folder in left.folders(on: day.date) { take(day.share, kind: folder.kind, date: day.date, reason: .space) }
         }
 
-        // An event log goes with its day's clips: by their retention, or when the guard took them.
+        // An event log goes with its day's clips: by their retention (unless a clip of the
+        // day still waits for its upload), or when the guard took them.
         let eventDays = retention.eventRetentionDays ?? retention.retentionDays
         let clipsTaken = Set(space.deletions.filter { $0.share != .continuous }.map(\.date))
         let eventLogs = eventLogDays.filter { day in
             day < today && !protected.contains(day)
-                && ((eventDays >= 1 && today.days(since: day) >= eventDays) || clipsTaken.contains(day))
+                && ((eventDays >= 1 && today.days(since: day) >= eventDays && !heldEventDays.contains(day)) || clipsTaken.contains(day))
         }.sorted()
         let reports = decided.reported.map { LibraryReport(relativePath: $0.relativePath, reason: $0.why.description) }
             + scan.problems.map { LibraryReport(relativePath: $0.relativePath, reason: $0.reason) }

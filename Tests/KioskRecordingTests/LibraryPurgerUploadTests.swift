@@ -46,6 +46,31 @@ final class LibraryPurgerUploadTests: XCTestCase {
         XCTAssertFalse(exists("\(root)/photo/\(old)"))
     }
 
+    /// A day's event log stays while one of its clips waits for upload, and goes with the
+    /// last of them.
+    func testAnEventLogStaysWhileItsClipWaitsForUpload() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path
+        let old = today.adding(days: -40).folderName
+        try write("\(root)/video/\(old)/101455-motion.mp4", bytes: 1000)
+        try write("\(root)/video/\(old)/111455-manual.mp4", bytes: 1000)
+        try write("\(root)/events/\(old).jsonl", bytes: 300)
+        var purger = LibraryPurger(layout: LibraryLayout(root: root), retention: RetentionPolicy(retentionDays: 30),
+                                   guard: DiskGuardPolicy(floorBytes: 0), logger: Logger(label: "test"))
+        purger.uploadHold = UploadHold(waiting: ["video/\(old)/101455-motion.mp4"])
+        let plan = try purger.plan(today: today, bitrate: nil)
+        XCTAssertEqual(plan.eventLogs, [], "the log of a clip still to be copied stays")
+        purger.apply(plan)
+        XCTAssertFalse(exists("\(root)/video/\(old)/111455-manual.mp4"))
+        XCTAssertTrue(exists("\(root)/video/\(old)/101455-motion.mp4"))
+        XCTAssertTrue(exists("\(root)/events/\(old).jsonl"))
+
+        purger.uploadHold = UploadHold()
+        try purger.purge(today: today, bitrate: nil)
+        XCTAssertFalse(exists("\(root)/video/\(old)"))
+        XCTAssertFalse(exists("\(root)/events/\(old).jsonl"), "copied: the log goes with the clip")
+    }
+
     func testTheDiskGuardTakesWaitingFilesOnlyToKeepTheDiskFromFillingAndSaysSo() throws {
         let folder = TemporaryDirectory()
         let root = folder.path
