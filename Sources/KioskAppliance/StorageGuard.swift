@@ -9,7 +9,7 @@ import Logging
 /// scans and deletes whole days (0.1 s for 43,000 files, far longer on a slow SD card),
 /// and frames would pile up and drop while it ran there. So the guard measures free
 /// space on its own thread every 2 s, purges when space runs low (at most once a
-/// minute, never today's day) and every hour for retention, and the encoder thread only
+/// minute, never today's day) and at start and every hour for retention, and the encoder thread only
 /// reads its last answer. Before a recording starts the check runs in full on the
 /// caller's thread (a command thread, never the encoder), so a start below the floor
 /// purges first and is refused only if that does not help.
@@ -22,7 +22,9 @@ public final class StorageGuard: Sendable {
     /// When the guard's thread last purged (only that thread uses it).
     private struct Schedule {
         var lastLowSpacePurge: Date?
-        var lastRetention = Date()
+        /// Never: retention runs in the first round, at start-up (as the seed purges at
+        /// launch), not only an hour later — a board off for a month starts clean.
+        var lastRetention = Date.distantPast
     }
 
     /// Seconds between measurements, between low-space purges, and between retention runs.

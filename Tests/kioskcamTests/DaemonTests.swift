@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 import KioskTestSupport
 import XCTest
 
@@ -325,6 +326,23 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(pixels.max(), 0, "the blanked screen is black")
         daemon.signal(SIGTERM)
         XCTAssertEqual(daemon.wait(), 0)
+    }
+
+    /// Retention runs at start-up, on the storage guard's thread, not only an hour later:
+    /// a 40-day-old folder is gone within seconds of `kioskcam run`, today's stays.
+    func testRetentionRunsAtStartUp() throws {
+        let folder = TemporaryDirectory()
+        let old = folder.path + "/media/video/" + CalendarDate(LocalTimestamp(Date(timeIntervalSinceNow: -40 * 86_400))).folderName
+        let today = folder.path + "/media/video/" + CalendarDate(LocalTimestamp(Date())).folderName
+        for day in [old, today] {
+            try FileManager.default.createDirectory(atPath: day, withIntermediateDirectories: true)
+            XCTAssertTrue(FileManager.default.createFile(atPath: day + "/101455.mp4", contents: Data(count: 100)))
+        }
+        let daemon = try startDaemon(in: folder)
+        defer { daemon.killAndReap() }
+        XCTAssertTrue(waitFor(10) { !FileManager.default.fileExists(atPath: old) }, daemon.logText())
+        XCTAssertTrue(FileManager.default.fileExists(atPath: today + "/101455.mp4"))
+        XCTAssertEqual(try daemon.kioskcam(["status"]).status, 0)
     }
 
     func testClientSaysWhenTheDaemonIsNotRunning() throws {
