@@ -383,4 +383,37 @@ final class FleetDaemonTests: XCTestCase {
         }
         XCTAssertEqual(try retained(broker, "kioskcam/\(refused.deviceID)/availability"), nil, "never got in")
     }
+
+    /// `set/stream` stops and starts the `[stream]` output (here HLS into a folder), the
+    /// state's `streaming` follows, and Home Assistant is offered the stream switch.
+    func testTheStreamSwitch() throws {
+        let folder = TemporaryDirectory()
+        let broker = try MosquittoBroker(folder: folder.path)
+        let playlist = folder.path + "/hls/index.m3u8"
+        try FileManager.default.createDirectory(atPath: folder.path + "/hls", withIntermediateDirectories: true)
+        let board = try KioskcamDaemon(root: folder.path + "/board", sections: """
+            [stream]
+            url = "\(playlist)"
+            [mqtt]
+            url = "\(broker.url)"
+            """)
+        let base = "kioskcam/\(board.deviceID)"
+        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" })
+        let streamSwitch = try XCTUnwrap(json(try retained(broker, "homeassistant/switch/kioskcam_\(board.deviceID)/stream/config")))
+        XCTAssertEqual(streamSwitch["command_topic"] as? String, base + "/set/stream")
+        XCTAssertTrue(waitFor(15) { FileManager.default.fileExists(atPath: playlist) }, board.logText())
+        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == true })
+
+        try broker.publish(base + "/set/stream", "OFF")
+        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == false }, board.logText())
+        XCTAssertTrue(board.logText().contains("live stream stopped by set/stream"))
+        let stopped = try String(contentsOfFile: playlist, encoding: .utf8)
+        Thread.sleep(forTimeInterval: 3)
+        XCTAssertEqual(try String(contentsOfFile: playlist, encoding: .utf8), stopped, "no new segments while off")
+
+        try broker.publish(base + "/set/stream", "ON")
+        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == true }, board.logText())
+        XCTAssertTrue(waitFor(15) { (try? String(contentsOfFile: playlist, encoding: .utf8)) != stopped }, "segments again")
+        XCTAssertEqual(board.terminate(), 0)
+    }
 }
