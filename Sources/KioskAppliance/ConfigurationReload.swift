@@ -27,6 +27,8 @@ public struct ConfigurationReload: Sendable, Equatable {
             ("touch", old.touch != new.touch, false),
             ("screen", old.screen != new.screen, false),
             ("control", old.control != new.control, false),
+            ("mqtt", old.mqtt != new.mqtt, false),
+            ("upload", old.upload != new.upload, false),
         ]
         appliedNow = sections.filter { $0.1 && $0.2 }.map(\.0)
         needRestart = sections.filter { $0.1 && !$0.2 }.map(\.0)

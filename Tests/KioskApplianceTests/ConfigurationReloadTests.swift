@@ -32,8 +32,11 @@ final class ConfigurationReloadTests: XCTestCase {
         new.touch.flipX = true
         new.screen.previewFramesPerSecond = 5
         new.control.maxClients = 3
+        new.mqtt.topicPrefix = "cameras"
+        new.upload.maxKbps = 100
         let change = ConfigurationReload(from: Configuration(), to: new)
         XCTAssertEqual(change.appliedNow, [])
-        XCTAssertEqual(Set(change.needRestart), ["microphone", "encoder", "snapshot", "logging", "touch", "screen", "control"])
+        XCTAssertEqual(Set(change.needRestart), ["microphone", "encoder", "snapshot", "logging", "touch", "screen", "control",
+                                                 "mqtt", "upload"])
     }
 }
