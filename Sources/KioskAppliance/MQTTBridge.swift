@@ -426,7 +426,10 @@ public final class MQTTBridge: Sendable {
         logger.info("mqtt: disconnected from \(broker)")
     }
 
-    private static func readPassword(_ settings: Configuration.MQTT) throws -> String? {
+    /// The broker password `password_file` holds (nil without one); `kioskcam config
+    /// check` asks too, so a missing file is found before the daemon starts.
+    /// - Throws: `ApplianceError` naming the file and the fix.
+    public static func readPassword(_ settings: Configuration.MQTT) throws -> String? {
         guard let path = settings.passwordFile else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ApplianceError("mqtt.password_file \(path) cannot be read: create it with the broker password (mode 0600, readable by kioskcam), or set password_file = \"\"")

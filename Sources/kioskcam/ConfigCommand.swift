@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import KioskAppliance
 import KioskCore
 import KioskUpload
 
@@ -26,6 +28,17 @@ struct ConfigCommand: ParsableCommand {
                         throw CLIError(error.description, exitCode: 78)
                     }
                     print("upload.url = \(c.upload.url)  endpoint = \(c.upload.effectiveEndpoint)  kinds = \(c.upload.kinds.map(\.rawValue).sorted().joined(separator: ","))")
+                }
+                if let broker = c.mqtt.broker {
+                    do {
+                        _ = try MQTTBridge.readPassword(c.mqtt)
+                    } catch {
+                        throw CLIError("\(error)", exitCode: 78)
+                    }
+                    if let ca = c.mqtt.caFile, !FileManager.default.isReadableFile(atPath: ca) {
+                        throw CLIError("mqtt.ca_file \(ca) cannot be read: put the broker's CA certificate (PEM) there, or set ca_file = \"\" for the system's", exitCode: 78)
+                    }
+                    print("mqtt.url = \(broker)  topics under \(c.mqtt.topicPrefix)/<device id>/  discovery under \(c.mqtt.discoveryPrefix)/")
                 }
                 print("""
                 storage.media_root = \(c.storage.mediaRoot)

@@ -168,6 +168,26 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("configuration OK"))
     }
 
+    /// `config check` finds a missing MQTT password file or CA before the daemon would.
+    func testConfigCheckFindsMissingMQTTFiles() throws {
+        let folder = TemporaryDirectory()
+        let config = folder.path + "/k.toml"
+        try "[mqtt]\nurl = \"mqtt://broker.lan\"\npassword_file = \"\(folder.path)/absent\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let missing = try kioskcam(["config", "check", "--config", config])
+        XCTAssertEqual(missing.status, 78)
+        XCTAssertTrue(missing.stderr.contains("mqtt.password_file \(folder.path)/absent cannot be read"), missing.stderr)
+        try "secret\n".write(toFile: folder.path + "/absent", atomically: true, encoding: .utf8)
+        try "[mqtt]\nurl = \"mqtts://broker.lan\"\npassword_file = \"\(folder.path)/absent\"\nca_file = \"\(folder.path)/no-ca.pem\"\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let noCA = try kioskcam(["config", "check", "--config", config])
+        XCTAssertEqual(noCA.status, 78)
+        XCTAssertTrue(noCA.stderr.contains("mqtt.ca_file"), noCA.stderr)
+        try "[mqtt]\nurl = \"mqtts://broker.lan\"\npassword_file = \"\(folder.path)/absent\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let good = try kioskcam(["config", "check", "--config", config])
+        XCTAssertEqual(good.status, 0, good.stderr)
+        XCTAssertTrue(good.stdout.contains("mqtt.url = mqtts://broker.lan:8883"), good.stdout)
+    }
+
     func testListShowsKindStartDurationAndSize() throws {
         let folder = TemporaryDirectory()
         XCTAssertEqual(try kioskcam(["record", "--duration", "1s", "--root", folder.path, "--size", "320x240", "--quiet"]).status, 0)
