@@ -32,6 +32,10 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     private var stopRequested = false
     private var beats: UInt64 = 0
     private var started = false
+    /// Stills asked for on the screen or a button and not yet saved: while any is, the
+    /// screensaver waits and the Photo button is off.
+    private var stillsInProgress = 0
+    private var lastScreenStatus: ScreenStatus?
     private let thread = ThreadGroup()
 
     private let commandQueue = DispatchQueue(label: "kioskcam.commands")
@@ -120,6 +124,10 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         screen.deviceName = status.cameraName
         screen.defaultPinWarning = (try? pinStore.isDefault()) ?? false
         screen.fleetProblem = fleetProblem
+        inboxLock.withLock {
+            screen.stillInProgress = stillsInProgress > 0
+            lastScreenStatus = screen
+        }
         if let events = appliance.events?.currentStatus {
             screen.motion = events.motion
             screen.eventClip = events.recording
@@ -144,6 +152,19 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         wake()
         _ = thread.wait()
         inboxLock.withLock { started = false }
+    }
+
+    /// A still started (+1) or ended (-1): the screen's status says so at once, not at
+    /// the next half-second status round (a still takes a frame, ~33 ms).
+    private func countStill(_ change: Int) {
+        inboxLock.withLock {
+            stillsInProgress = max(0, stillsInProgress + change)
+            guard var status = lastScreenStatus else { return }
+            status.stillInProgress = stillsInProgress > 0
+            lastScreenStatus = status
+            inbox.append(.status(status))
+        }
+        wake()
     }
 
     private func post(_ message: Message) {
@@ -274,7 +295,9 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             let appliance = appliance
             let logger = logger
             let command = ButtonCommand.takeSnapshot
-            appliance.takeSnapshot { result in
+            countStill(+1)
+            appliance.takeSnapshot { [weak self] result in
+                self?.countStill(-1)
                 if case .failure(let error) = result {
                     logger.error("\(command) failed: \(error)")
                     appliance.publish(.failure("\(command): \(error)"))
