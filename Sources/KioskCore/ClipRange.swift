@@ -80,15 +80,16 @@ public struct ClipRange: Equatable, Sendable {
     }
 }
 
-/// "1.5 s" for short times, "1:02:03.250" for long ones: how the export messages show times.
+/// "1.5 s" for short times, "1:02:03.25" for long ones, to the hundredth: how the export
+/// messages show times (finer digits would only show the jitter of capture times).
 public func formatClipTime(_ seconds: Double) -> String {
-    guard seconds.isFinite else { return "\(seconds)" }
-    if seconds < 60 {
-        let rounded = (seconds * 1000).rounded() / 1000
-        return rounded == rounded.rounded() ? "\(Int(rounded)) s" : "\(rounded) s"
+    guard seconds.isFinite, abs(seconds) < 1e12 else { return "\(seconds)" }
+    let hundredths = Int((seconds * 100).rounded())
+    if abs(hundredths) < 6000 {
+        let value = Double(hundredths) / 100
+        return hundredths % 100 == 0 ? "\(hundredths / 100) s" : "\(value) s"
     }
-    let millis = Int((seconds * 1000).rounded())
-    let hours = millis / 3_600_000, minutes = millis / 60_000 % 60, secs = millis / 1000 % 60, rest = millis % 1000
+    let hours = hundredths / 360_000, minutes = hundredths / 6000 % 60, secs = hundredths / 100 % 60, rest = hundredths % 100
     let clock = hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, secs) : String(format: "%d:%02d", minutes, secs)
-    return rest == 0 ? clock : clock + String(format: ".%03d", rest)
+    return rest == 0 ? clock : clock + String(format: ".%02d", rest)
 }

@@ -57,7 +57,9 @@ final class ClipRangeTests: XCTestCase {
     func testFormatClipTime() {
         XCTAssertEqual(formatClipTime(2), "2 s")
         XCTAssertEqual(formatClipTime(1.5), "1.5 s")
-        XCTAssertEqual(formatClipTime(62.25), "1:02.250")
+        XCTAssertEqual(formatClipTime(62.25), "1:02.25")
+        XCTAssertEqual(formatClipTime(0.99997), "1 s")
+        XCTAssertEqual(formatClipTime(0.501), "0.5 s")
         XCTAssertEqual(formatClipTime(3723), "1:02:03")
     }
 
