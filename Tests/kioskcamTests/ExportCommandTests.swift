@@ -74,6 +74,60 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertEqual(try videoPacketHashes(out).first, source[30])
     }
 
+    /// One decoded picture as 8-bit grey, via ffmpeg: `index` counts frames from 0.
+    func greyFrame(_ path: String, index: Int, folder: String) throws -> [UInt8] {
+        let out = folder + "/frame-\(UUID().uuidString.prefix(8)).gray"
+        try Tool.run("ffmpeg", ["-v", "error", "-i", path, "-vf", "select=eq(n\\,\(index))", "-frames:v", "1",
+                                "-f", "rawvideo", "-pix_fmt", "gray", "-y", out])
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+    }
+
+    func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        guard a.count == b.count, !a.isEmpty else { return .infinity }
+        return Double(zip(a, b).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(a.count)
+    }
+
+    func testExactStartsOnTheFrameAtFrom() throws {
+        let recordings = try recordings()
+        let out = recordings.folder.path + "/exact.mp4"
+        let result = try kioskcam(["export", recordings.video, "--from", "1.5", "--to", "3", "--exact", "-o", out])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("frame-exact"), result.stderr)
+        let probe = try FFprobe.probe(out)
+        XCTAssertEqual(probe.video?.codec_name, "h264")
+        XCTAssertEqual(probe.audio?.codec_name, "aac")
+        XCTAssertEqual(probe.video?.frameCount, 45)
+        XCTAssertEqual(probe.video?.durationSeconds ?? 0, 1.5, accuracy: 1.0 / 30)
+        // The first picture is the source's frame 45 (its burned-in frame number and
+        // clock differ from its neighbours'), not the keyframe at 30 before it.
+        let first = try greyFrame(out, index: 0, folder: recordings.folder.path)
+        let differences = try [44, 45, 46, 30].map {
+            meanDifference(first, try greyFrame(recordings.video, index: $0, folder: recordings.folder.path))
+        }
+        XCTAssertLessThan(differences[1], differences[0], "\(differences)")
+        XCTAssertLessThan(differences[1], differences[2], "\(differences)")
+        XCTAssertLessThan(differences[1], differences[3], "\(differences)")
+    }
+
+    func testReencodeToASmallerSizeAndBitrate() throws {
+        let recordings = try recordings()
+        let out = recordings.folder.path + "/small.mp4"
+        let result = try kioskcam(["export", recordings.video, "--from", "1", "--to", "5", "--reencode",
+                                   "--size", "160x120", "--bitrate", "200", "-o", out])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let probe = try FFprobe.probe(out)
+        XCTAssertEqual(probe.video?.width, 160)
+        XCTAssertEqual(probe.video?.height, 120)
+        XCTAssertEqual(probe.video?.frameCount, 120)
+        XCTAssertEqual(probe.format.durationSeconds, 4, accuracy: 0.05)
+        // Video bytes over the clip: no more than the asked 200 kbit/s and a margin.
+        let packets = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=size", "-of", "csv=p=0", out])
+        let bytes = packets.stdout.split(separator: "\n").compactMap { Int($0) }.reduce(0, +)
+        let kbits = Double(bytes * 8) / 4 / 1000
+        XCTAssertGreaterThan(kbits, 5)
+        XCTAssertLessThan(kbits, 300)
+    }
+
     func testToBeyondTheEndIsMovedToTheEndAndSaysSo() throws {
         let recordings = try recordings()
         let out = recordings.folder.path + "/tail.mp4"
@@ -132,6 +186,10 @@ final class ExportCommandTests: XCTestCase {
             (["export", recordings.video, "--to", "1", "-o", folder + "/f.avi"], 64, "name the clip .mp4"),
             (["export", recordings.video, "--to", "1", "-o", folder + "/g.m4a"], 64, "holds video"),
             (["export", recordings.audio, "--to", "1", "-o", folder + "/h.mp4"], 64, "holds sound only"),
+            (["export", recordings.video, "--to", "1", "--size", "160x120", "-o", folder + "/j.mp4"], 64, "need --reencode"),
+            (["export", recordings.video, "--to", "1", "--reencode", "--size", "161x120", "-o", folder + "/j.mp4"], 64, "use even WxH"),
+            (["export", recordings.video, "--to", "1", "--reencode", "--bitrate", "0", "-o", folder + "/j.mp4"], 64, "kbit/s from 50"),
+            (["export", recordings.audio, "--to", "1", "--exact", "-o", folder + "/k.wav"], 64, "write video (.mp4)"),
         ]
         for (arguments, status, message) in cases {
             let result = try kioskcam(arguments)
@@ -146,7 +204,7 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertEqual(foreign.status, 1, foreign.stderr)
         XCTAssertTrue(foreign.stderr.contains("is not a recording"), foreign.stderr)
         // Nothing was left behind by the failures: no clip, no partial file.
-        for name in ["a.mp4", "b.mp4", "c.mp4", "d.mp4", "e.mp4", "e.mp4.partial", "f.avi", "g.m4a", "h.mp4", "i.mp4"] {
+        for name in ["a.mp4", "b.mp4", "c.mp4", "d.mp4", "e.mp4", "e.mp4.partial", "f.avi", "g.m4a", "h.mp4", "i.mp4", "j.mp4", "k.wav"] {
             XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/" + name), name)
         }
         // --force replaces the existing file with a real clip.
