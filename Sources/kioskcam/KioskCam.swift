@@ -20,6 +20,6 @@ struct KioskCam: AsyncParsableCommand {
         """,
         version: "kioskcam \(version) (\(MediaCapabilities.libraryVersions))",
         subcommands: [Run.self, Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, Probe.self, Salvage.self, ConfigCommand.self, PinCommand.self,
-                      StatusCommand.self, StartCommand.self, StopCommand.self, EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, Events.self, Screenshot.self, UploadCommand.self]
+                      StatusCommand.self, StartCommand.self, StopCommand.self, EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, Events.self, Screenshot.self, UploadCommand.self, ExportCommand.self]
     )
 }

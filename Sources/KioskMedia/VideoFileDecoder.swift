@@ -1,0 +1,144 @@
+import CAVCodec
+import CAVFormat
+import CAVUtil
+import CSwScale
+import KioskCore
+
+/// Decodes a recording's video (H.264, or whatever libavcodec decodes) frame by frame
+/// and hands each picture on as tightly packed I420 (`PixelFormat.yuv420`) at a chosen
+/// size, with its time in seconds — the input side of a frame-exact re-encode.
+public final class VideoFileDecoder {
+    public let path: String
+    /// The pictures' size in the file.
+    public let size: FrameSize
+    /// Frames per second from the stream (30 when the file does not say).
+    public let framesPerSecond: Int
+    private let input: ClipInputFile
+    private let streamIndex: Int32
+    private let codec: CodecContext
+    private let packet: Packet
+    private let frame: Frame
+
+    /// - Throws: `MediaError.invalidInput` when the file is not media, has no video or
+    ///   no usable picture size, or video this FFmpeg cannot decode.
+    public init(path: String) throws(MediaError) {
+        MediaLibraryLog.quietByDefault
+        self.path = path
+        input = try ClipInputFile(path: path)
+        guard let index = try input.mediaStreams().video, let stream = input.pointer.pointee.streams[Int(index)],
+              let parameters = stream.pointee.codecpar else {
+            throw MediaError(.invalidInput, operation: "read video", path: path, detail: "the file has no video stream")
+        }
+        let width = Int(parameters.pointee.width), height = Int(parameters.pointee.height)
+        guard (2...8192).contains(width), (2...8192).contains(height) else {
+            throw MediaError(.invalidInput, operation: "read video", path: path, detail: "the picture size \(width)x\(height) is unusable")
+        }
+        size = FrameSize(width: width, height: height)
+        let rate = stream.pointee.avg_frame_rate
+        framesPerSecond = rate.num > 0 && rate.den > 0 ? min(240, max(1, Int((Double(rate.num) / Double(rate.den)).rounded()))) : 30
+        streamIndex = index
+        guard let decoder = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw MediaError(.invalidInput, operation: "read video", path: path, detail: "this FFmpeg build cannot decode its video")
+        }
+        codec = try CodecContext(decoder, operation: "open video decoder")
+        try check(avcodec_parameters_to_context(codec.pointer, parameters), .invalidInput, "open video decoder", path: path)
+        codec.pointer.pointee.pkt_timebase = stream.pointee.time_base
+        try check(avcodec_open2(codec.pointer, decoder, nil), .invalidInput, "open video decoder", path: path)
+        packet = try Packet(operation: "read video")
+        frame = try Frame(operation: "decode video")
+    }
+
+    /// Decodes the whole video once, in order.
+    /// - Parameters:
+    ///   - target: The size to hand pictures on at (even width and height).
+    ///   - body: Called with each picture (I420, valid during the call) and its time in
+    ///     seconds; returns false to stop.
+    /// - Throws: `MediaError.invalidInput` for undecodable video, what `body` throws.
+    public func decode(scaledTo target: FrameSize,
+                       _ body: (UnsafeRawBufferPointer, Double) throws(MediaError) -> Bool) throws(MediaError) {
+        guard target.width % 2 == 0, target.height % 2 == 0, target.width >= 2, target.height >= 2 else {
+            throw MediaError(.conversion, operation: "scale video", path: path, detail: "\(target) is not an even size")
+        }
+        let scaler = try I420Scaler(target: target, path: path)
+        var running = true
+        while running {
+            let read = av_read_frame(input.pointer, packet.pointer)
+            if read == kc_averror_eof() { break }
+            if read < 0 { break }  // a torn tail: what came before stands
+            defer { av_packet_unref(packet.pointer) }
+            guard packet.pointer.pointee.stream_index == streamIndex else { continue }
+            let sent = avcodec_send_packet(codec.pointer, packet.pointer)
+            guard sent >= 0 || sent == kc_averror_eagain() else { continue }  // a damaged packet
+            running = try receive(scaler, body)
+        }
+        if running, avcodec_send_packet(codec.pointer, nil) >= 0 { _ = try receive(scaler, body) }
+    }
+
+    private func receive(_ scaler: I420Scaler,
+                         _ body: (UnsafeRawBufferPointer, Double) throws(MediaError) -> Bool) throws(MediaError) -> Bool {
+        while true {
+            let received = avcodec_receive_frame(codec.pointer, frame.pointer)
+            if received == kc_averror_eagain() || received == kc_averror_eof() { return true }
+            try check(received, .invalidInput, "decode video", path: path)
+            defer { av_frame_unref(frame.pointer) }
+            let pts = frame.pointer.pointee.best_effort_timestamp
+            let base = codec.pointer.pointee.pkt_timebase
+            guard pts != kc_av_nopts_value(), base.num > 0, base.den > 0 else { continue }
+            let seconds = Double(pts) * Double(base.num) / Double(base.den)
+            guard seconds.isFinite else { continue }
+            let picture = try scaler.convert(frame.pointer)
+            let outcome = picture.withUnsafeBytes { bytes in
+                Result<Bool, MediaError> { () throws(MediaError) in try body(bytes, seconds) }
+            }
+            guard try outcome.get() else { return false }
+        }
+    }
+}
+
+/// A swscale context from whatever the decoder gives to packed I420 at one size;
+/// freed once, remade if the source size or format changes mid-stream.
+private final class I420Scaler {
+    let target: FrameSize
+    let path: String
+    private var context: OpaquePointer?
+    private var sourceKey: (Int32, Int32, Int32) = (0, 0, -1)
+    private var output: [UInt8]
+
+    init(target: FrameSize, path: String) throws(MediaError) {
+        self.target = target
+        self.path = path
+        output = [UInt8](repeating: 0, count: PixelFormat.yuv420.frameByteCount(target))
+    }
+
+    deinit { sws_freeContext(context) }
+
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) -> [UInt8] {
+        let key = (frame.pointee.width, frame.pointee.height, frame.pointee.format)
+        if context == nil || key != sourceKey {
+            sws_freeContext(context)
+            context = sws_getContext(key.0, key.1, AVPixelFormat(rawValue: key.2), Int32(target.width), Int32(target.height),
+                                     AV_PIX_FMT_YUV420P, kc_sws_bicubic(), nil, nil, nil)
+            sourceKey = key
+        }
+        guard let context else {
+            throw MediaError(.conversion, operation: "scale video", path: path,
+                             detail: "cannot convert \(key.0)x\(key.1) pictures to \(target)")
+        }
+        let width = target.width, height = target.height
+        output.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var planes: [UnsafeMutablePointer<UInt8>?] = [base, base + width * height, base + width * height * 5 / 4, nil]
+            var strides: [Int32] = [Int32(width), Int32(width / 2), Int32(width / 2), 0]
+            withUnsafePointer(to: &frame.pointee.data) { data in
+                withUnsafePointer(to: &frame.pointee.linesize) { lines in
+                    data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in
+                        lines.withMemoryRebound(to: Int32.self, capacity: 8) { sourceStrides in
+                            _ = sws_scale(context, sourcePlanes, sourceStrides, 0, key.1, &planes, &strides)
+                        }
+                    }
+                }
+            }
+        }
+        return output
+    }
+}
