@@ -149,7 +149,8 @@ public enum ClipExport {
             packet.pointer.pointee.dts = dts == kc_av_nopts_value() ? pts - target.startTicks
                 : dts.subtractingReportingOverflow(target.startTicks).partialValue
             packet.pointer.pointee.pos = -1
-            try destination.write(packet.pointer, from: source.pointee.streams[Int(index)]!, to: target.out)
+            guard let stream = source.pointee.streams[Int(index)] else { continue }
+            try destination.write(packet.pointer, from: stream, to: target.out)
             if isVideo { report.videoPackets += 1 } else { report.audioPackets += 1 }
         }
         guard report.videoPackets + report.audioPackets > 0 else {
