@@ -69,8 +69,17 @@ public final class ALSAPlayer: Sendable {
         let handle = try PCMHandle(openingPlaybackOf: device, configuration: configuration)
         let frames = PlaybackBufferSizing.frames(sampleRate: format.sampleRate, channels: format.channels,
                                                  bytesPerSample: 2, seconds: secondsPerBuffer)
-        let setup = try handle.configurePlayback(format: format, periodFrames: frames,
+        let setup: PlaybackSetup
+        do {
+            setup = try handle.configurePlayback(format: format, periodFrames: frames,
                                                  periods: PlaybackBufferSizing.bufferCount)
+        } catch var error where error.code == .unsupported {
+            // The shared hint speaks of microphone settings; a recording's format is fixed.
+            let plug = ALSAError.plugDeviceName(for: device)
+            error.hint = "The device cannot play \(format) sound as it is; play through `alsa:\(plug)` "
+                + "or `alsa:default`, which convert."
+            throw error
+        }
         do {
             wakeUp = try WakeUpEvent()
         } catch {

@@ -209,6 +209,13 @@ struct PCMHandle: ~Copyable {
         try check(snd_pcm_sw_params_set_start_threshold(raw, software.raw, min(periodFrames, bufferFrames)),
                   .applySoftwareParameters)
         try check(snd_pcm_sw_params_set_avail_min(raw, software.raw, periodFrames), .applySoftwareParameters)
+        // Fill what has been played with silence: a device that reads a little past the
+        // end of the sound (snd-aloop ticks past the drain point; any device after an
+        // underrun) then plays silence, not old sound left in its ring.
+        var boundary: snd_pcm_uframes_t = 0
+        try check(snd_pcm_sw_params_get_boundary(software.raw, &boundary), .applySoftwareParameters)
+        try check(snd_pcm_sw_params_set_silence_threshold(raw, software.raw, 0), .applySoftwareParameters)
+        try check(snd_pcm_sw_params_set_silence_size(raw, software.raw, boundary), .applySoftwareParameters)
         try check(snd_pcm_sw_params(raw, software.raw), .applySoftwareParameters)
         return PlaybackSetup(format: AudioFormat(sampleRate: Int(rate), channels: format.channels),
                              periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames), canPause: canPause)

@@ -74,6 +74,17 @@ final class ALSAPlayerTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 2)
     }
 
+    func testAFormatTheDeviceRefusesNamesTheConvertingDevices() {
+        // `null` takes every real format; a stream of 0 channels is refused as a
+        // negotiation failure before the device is asked, through the same mapping.
+        XCTAssertThrowsError(try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 0))) { error in
+            guard let error = error as? ALSAError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.code, .unsupported, error.description)
+            XCTAssertTrue(error.description.contains("alsa:default"), error.description)
+            XCTAssertFalse(error.description.contains("microphone"), error.description)
+        }
+    }
+
     func testPlaybackHintsSpeakOfPlaybackNotTheMicrophone() {
         let busy = ALSAError(device: "hw:0,0", operation: .openPlayback, result: -EBUSY)
         XCTAssertEqual(busy.code, .busy)
