@@ -47,6 +47,8 @@ public final class ALSAPlayer: Sendable {
         /// Frames handed to the device, and frames the listener has heard.
         var written = 0
         var played = 0
+        /// Frames of sound handed on (the silence that pads the last period left out).
+        var handedOn = 0
     }
 
     private let pcm: SharedPCM
@@ -120,7 +122,7 @@ public final class ALSAPlayer: Sendable {
     /// Suspends (system sleep) recovered so far.
     public var suspends: Int { state.withLock { $0.suspends } }
     /// Frames the listener has heard so far (handed on minus what waits in the ring).
-    public var playedFrames: Int { state.withLock { $0.played } }
+    public var playedFrames: Int { state.withLock { min($0.played, $0.handedOn) } }
 
     // MARK: Playing, on one thread
 
@@ -133,6 +135,7 @@ public final class ALSAPlayer: Sendable {
     public func write(_ samples: UnsafeBufferPointer<Int16>) throws(ALSAError) -> Bool {
         let channels = max(1, format.channels)
         let periodSamples = periodFrames * channels
+        state.withLock { $0.handedOn += samples.count / channels }
         var offset = 0
         while offset < samples.count {
             let full = try staging.withLock { (buffer) throws(ALSAError) -> Bool in
@@ -153,6 +156,15 @@ public final class ALSAPlayer: Sendable {
     /// - Throws: `ALSAError` with `.write` or `.drain` when the device fails meanwhile.
     public func finish() throws(ALSAError) -> End {
         defer { pcm.close() }
+        // The last period is padded with silence to a whole one, as aplay does: a device
+        // that stops on period boundaries (snd-aloop's timer) otherwise cut the end of the
+        // sound short and replaced it with silence on the capture side, seen in the guest.
+        let periodSamples = periodFrames * max(1, format.channels)
+        staging.withLock { buffer in
+            if !buffer.isEmpty, buffer.count < periodSamples {
+                buffer.append(contentsOf: repeatElement(0, count: periodSamples - buffer.count))
+            }
+        }
         guard try flushStaging() else { return .stopped }
         guard let raw = pcm.raw else { return .stopped }
         // The drain may take the whole ring's worth, plus slack for a slow machine.

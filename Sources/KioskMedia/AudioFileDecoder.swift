@@ -286,7 +286,9 @@ public final class AudioFileDecoder {
         guard sampleRate > 0 else {
             throw MediaError(.invalidInput, operation: operation, path: path, detail: "the audio stream has no sample rate")
         }
-        guard start.isFinite, start >= 0 else {
+        // Under a year: anything larger is no recording's position, and would overflow
+        // the sample arithmetic below.
+        guard start.isFinite, start >= 0, start < 366 * 86_400 else {
             throw MediaError(.invalidInput, operation: "seek", path: path, detail: "cannot start at \(start) s")
         }
         let perSample = AVRational(num: 1, den: Int32(clamping: sampleRate))

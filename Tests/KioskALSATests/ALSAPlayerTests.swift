@@ -35,6 +35,14 @@ final class ALSAPlayerTests: XCTestCase {
         XCTAssertEqual(player.underruns, 0)
     }
 
+    func testTheLastPartialPeriodIsPaddedButNotCountedAsPlayed() throws {
+        let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 2))
+        let samples = [Int16](repeating: 1000, count: 2 * 24_256)   // one period and 256 frames
+        XCTAssertTrue(try samples.withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertEqual(try player.finish(), .finished)
+        XCTAssertEqual(player.playedFrames, 24_256, "the padding is silence, not the recording's time")
+    }
+
     func testStopWakesAPausedPlayerAndDropsTheRest() throws {
         let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 1))
         player.pause()
@@ -114,8 +122,11 @@ final class ALSAPlayerLoopbackTests: XCTestCase {
         usleep(300_000)   // silence before the tone
 
         let player = try ALSAPlayer(device: "hw:Loopback,0,0", format: format)
-        let seconds = 2.0
-        let tone = (0..<Int(seconds * Double(rate))).map {
+        // 2 s and 256 frames, as a 2 s AAC file decodes: four whole periods and a
+        // partial one, which the player pads (the end of the sound was lost without).
+        let frames = 96_256
+        let seconds = Double(frames) / Double(rate)
+        let tone = (0..<frames).map {
             Int16(12_000 * sin(2 * Double.pi * 1000 * Double($0) / Double(rate)))
         }
         var offset = 0

@@ -69,6 +69,7 @@ final class PlayCommandTests: XCTestCase {
             (["--from", "soon"], "--from soon: use a time"),
             (["--from", "1:75"], "--from 1:75: use a time"),
             (["--from", "5s"], "--from 5s: \(files.tone) lasts only 0:02.0"),
+            (["--from", "99999999999999999999"], "lasts only 0:02.0"),
             (["--volume", "1.5"], "--volume 1.5: use a number from 0"),
             (["--device", "hw:0,0"], "--device hw:0,0: use alsa:NAME"),
         ] {
