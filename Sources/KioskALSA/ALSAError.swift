@@ -48,6 +48,11 @@ public enum ALSAOperation: Hashable, Sendable, CustomStringConvertible {
     case recover
     case openControl
     case createThread
+    /// The player's steps.
+    case openPlayback
+    case write
+    case pause
+    case drain
 
     public var description: String {
         switch self {
@@ -67,6 +72,18 @@ public enum ALSAOperation: Hashable, Sendable, CustomStringConvertible {
         case .recover: "recover after an overrun or suspend"
         case .openControl: "open the card's control device"
         case .createThread: "create the capture thread"
+        case .openPlayback: "open for playback"
+        case .write: "play audio"
+        case .pause: "pause or resume playback"
+        case .drain: "finish playback (drain)"
+        }
+    }
+
+    /// Whether this is one of the player's steps (the hints then speak of `aplay -l` and `--device`).
+    var isPlayback: Bool {
+        switch self {
+        case .openPlayback, .write, .pause, .drain: true
+        default: false
         }
     }
 
@@ -101,6 +118,16 @@ extension DeviceError where Code == ALSAErrorCode {
             hint = errno == EBUSY
                 ? "This microphone is already capturing; stop() it first."
                 : "This microphone was stopped and its device closed; open a new ALSAMicrophone."
+        // EINVAL from open: the name resolves to no card ("hw:99,0").
+        case let missing where operation.isPlayback
+            && (missing == ENOENT || missing == ENODEV || missing == ENXIO || (missing == EINVAL && operation == .openPlayback)):
+            code = .deviceMissing
+            hint = "The playback device is missing: list playback devices with `aplay -l`; "
+                + "play through one with --device alsa:NAME (e.g. alsa:default or alsa:plughw:0,0)."
+        case EBUSY where operation.isPlayback:
+            code = .busy
+            hint = "The playback device is busy: another program is playing on it; stop that program, "
+                + "or play through a mixing device (--device alsa:default or alsa:dmix)."
         case ENOENT, ENODEV, ENXIO:
             code = .deviceMissing
             hint = operation == .read || operation == .recover

@@ -2,7 +2,7 @@ import CALSA
 import Glibc
 import KioskCore
 
-/// The one owner of an open capture PCM (`snd_pcm_t *`): closed exactly once, by
+/// The one owner of an open PCM, capture or playback (`snd_pcm_t *`): closed exactly once, by
 /// `close()` or when the owner drops it. The corresponding C function is `snd_pcm_open`.
 struct PCMHandle: ~Copyable {
     let device: String
@@ -19,19 +19,32 @@ struct PCMHandle: ~Copyable {
     /// - Throws: `ALSAError` with `.loadConfiguration` for bad configuration text; with
     ///   `.open` and code `.deviceMissing`, `.busy` or `.permissionDenied`.
     init(openingCaptureOf device: String, configuration: String? = nil) throws(ALSAError) {
+        try self.init(device: device, stream: SND_PCM_STREAM_CAPTURE, operation: .open, configuration: configuration)
+    }
+
+    /// Opens `device` for playback in non-blocking mode, so a device another program
+    /// holds is an immediate `.busy`, never a wait.
+    /// - Throws: `ALSAError` with `.openPlayback` and code `.deviceMissing`, `.busy` or
+    ///   `.permissionDenied`; `.loadConfiguration` for bad configuration text.
+    init(openingPlaybackOf device: String, configuration: String? = nil) throws(ALSAError) {
+        try self.init(device: device, stream: SND_PCM_STREAM_PLAYBACK, operation: .openPlayback, configuration: configuration)
+    }
+
+    private init(device: String, stream: snd_pcm_stream_t, operation: ALSAOperation,
+                 configuration: String?) throws(ALSAError) {
         let local = try configuration.map { text throws(ALSAError) in
             try Self.loadConfiguration(text, device: device)
         }
         var pcm: OpaquePointer?
         let result: Int32
         if let local {
-            result = snd_pcm_open_lconf(&pcm, device, SND_PCM_STREAM_CAPTURE, kc_snd_pcm_nonblock(), local)
+            result = snd_pcm_open_lconf(&pcm, device, stream, kc_snd_pcm_nonblock(), local)
         } else {
-            result = snd_pcm_open(&pcm, device, SND_PCM_STREAM_CAPTURE, kc_snd_pcm_nonblock())
+            result = snd_pcm_open(&pcm, device, stream, kc_snd_pcm_nonblock())
         }
         guard result >= 0, let pcm else {
             if let local { snd_config_delete(local) }
-            throw ALSAError(device: device, operation: .open, result: result < 0 ? result : -EINVAL)
+            throw ALSAError(device: device, operation: operation, result: result < 0 ? result : -EINVAL)
         }
         self.device = device
         raw = pcm
@@ -151,6 +164,63 @@ struct PCMHandle: ~Copyable {
                             periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames))
     }
 
+    /// Negotiates interleaved S16_LE playback at `format`: `periods` periods of
+    /// `periodFrames` each (the seed's three half-second buffers), playback starting once
+    /// one period is queued, and the poll waking whenever a period has room.
+    /// - Throws: `ALSAError` with code `.unsupported` naming what the device offers when
+    ///   it refuses access, S16_LE, the channel count or a rate within 1 % of the file's
+    ///   (the sound would play at the wrong pitch); other codes for failures applying them.
+    func configurePlayback(format: AudioFormat, periodFrames wanted: Int, periods: Int) throws(ALSAError) -> PlaybackSetup {
+        let params = try HardwareParameters(device: device)
+        try check(snd_pcm_hw_params_any(raw, params.raw), .readCapabilities)
+        let offered = ALSAPCMCapabilities(pcm: raw, params: params)
+        try check(snd_pcm_hw_params_set_access(raw, params.raw, SND_PCM_ACCESS_RW_INTERLEAVED), .setAccess, offered)
+        try check(snd_pcm_hw_params_set_format(raw, params.raw, SND_PCM_FORMAT_S16_LE), .setSampleFormat, offered)
+        guard let channels = UInt32(exactly: format.channels), channels > 0 else {
+            throw ALSAError(device: device, operation: .setChannels(format.channels), result: -EINVAL, offered: offered)
+        }
+        try check(snd_pcm_hw_params_set_channels(raw, params.raw, channels), .setChannels(format.channels), offered)
+        guard let requestedRate = UInt32(exactly: format.sampleRate), requestedRate > 0 else {
+            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
+        }
+        var rate = requestedRate
+        var direction: Int32 = 0
+        try check(snd_pcm_hw_params_set_rate_near(raw, params.raw, &rate, &direction), .setSampleRate(format.sampleRate), offered)
+        guard abs(Int(rate) - format.sampleRate) * 100 <= format.sampleRate else {
+            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
+        }
+        guard wanted > 0, periods > 0 else {
+            throw ALSAError(device: device, operation: .setBufferSize, result: -EINVAL, offered: offered)
+        }
+        // Periods first, then the buffer: "near" lets a device with smaller limits pick
+        // its closest sizes, which only changes how far ahead we write.
+        var periodFrames = snd_pcm_uframes_t(wanted)
+        direction = 0
+        try check(snd_pcm_hw_params_set_period_size_near(raw, params.raw, &periodFrames, &direction), .setBufferSize, offered)
+        var bufferFrames = periodFrames * snd_pcm_uframes_t(periods)
+        try check(snd_pcm_hw_params_set_buffer_size_near(raw, params.raw, &bufferFrames), .setBufferSize, offered)
+        try check(snd_pcm_hw_params(raw, params.raw), .applyHardwareParameters)
+        snd_pcm_hw_params_get_period_size(params.raw, &periodFrames, &direction)
+        snd_pcm_hw_params_get_buffer_size(params.raw, &bufferFrames)
+        let canPause = snd_pcm_hw_params_can_pause(params.raw) != 0
+
+        let software = try SoftwareParameters(device: device)
+        try check(snd_pcm_sw_params_current(raw, software.raw), .applySoftwareParameters)
+        try check(snd_pcm_sw_params_set_start_threshold(raw, software.raw, min(periodFrames, bufferFrames)),
+                  .applySoftwareParameters)
+        try check(snd_pcm_sw_params_set_avail_min(raw, software.raw, periodFrames), .applySoftwareParameters)
+        // Fill what has been played with silence: a device that reads a little past the
+        // end of the sound (snd-aloop ticks past the drain point; any device after an
+        // underrun) then plays silence, not old sound left in its ring.
+        var boundary: snd_pcm_uframes_t = 0
+        try check(snd_pcm_sw_params_get_boundary(software.raw, &boundary), .applySoftwareParameters)
+        try check(snd_pcm_sw_params_set_silence_threshold(raw, software.raw, 0), .applySoftwareParameters)
+        try check(snd_pcm_sw_params_set_silence_size(raw, software.raw, boundary), .applySoftwareParameters)
+        try check(snd_pcm_sw_params(raw, software.raw), .applySoftwareParameters)
+        return PlaybackSetup(format: AudioFormat(sampleRate: Int(rate), channels: format.channels),
+                             periodFrames: Int(periodFrames), bufferFrames: Int(bufferFrames), canPause: canPause)
+    }
+
     private func check(_ result: Int32, _ operation: ALSAOperation,
                        _ offered: ALSAPCMCapabilities? = nil) throws(ALSAError) {
         if result < 0 { throw ALSAError(device: device, operation: operation, result: result, offered: offered) }
@@ -162,6 +232,16 @@ struct CaptureSetup: Sendable, Equatable {
     var format: AudioFormat
     var periodFrames: Int
     var bufferFrames: Int
+}
+
+/// What `configurePlayback` negotiated.
+struct PlaybackSetup: Sendable, Equatable {
+    var format: AudioFormat
+    var periodFrames: Int
+    var bufferFrames: Int
+    /// Whether the hardware pauses in place (`snd_pcm_pause`); otherwise pause drops
+    /// what is queued and resume starts afresh.
+    var canPause: Bool
 }
 
 /// An owned `snd_pcm_hw_params_t` (malloc'd because the `alloca` macro is unusable from Swift).

@@ -255,6 +255,139 @@ public final class AudioFileDecoder {
         }
     }
 
+    /// Seconds of sound the container says the file holds, nil when it does not say.
+    public var expectedSeconds: Double? {
+        guard let expectedFrames, sampleRate > 0 else { return nil }
+        return Double(expectedFrames) / Double(sampleRate)
+    }
+
+    /// Decodes from `start` seconds to the end (or until `chunk` returns false), handing
+    /// each decoded frame on as interleaved S16 with the file's own channels — what a
+    /// sound card plays. A damaged packet stands in as silence of its length.
+    /// - Parameters:
+    ///   - start: Where to begin, in seconds from the start of the stream (0 for the
+    ///     beginning). Samples before it are decoded and dropped, so playback starts on
+    ///     the sample, not on the packet before it.
+    ///   - chunk: Called with `channelCount`-interleaved samples, valid only during the
+    ///     call; returns false to stop decoding.
+    /// - Returns: Frames handed on (samples per channel).
+    /// - Throws: `MediaError.invalidInput` when the file cannot seek to `start`, on a
+    ///   sample format it cannot convert, when a frame's channel count changes, when no
+    ///   packet could be decoded, or when called a second time; `.io` when reading fails.
+    @discardableResult
+    public func decodeInterleavedS16(from start: Double = 0,
+                                     _ chunk: (UnsafeBufferPointer<Int16>) -> Bool) throws(MediaError) -> Int {
+        let operation = "decode audio"
+        guard !decoded else {
+            throw MediaError(.invalidInput, operation: operation, path: path,
+                             detail: "the file was already decoded to its end; open a new decoder")
+        }
+        decoded = true
+        guard sampleRate > 0 else {
+            throw MediaError(.invalidInput, operation: operation, path: path, detail: "the audio stream has no sample rate")
+        }
+        // Under a year: anything larger is no recording's position, and would overflow
+        // the sample arithmetic below.
+        guard start.isFinite, start >= 0, start < 366 * 86_400 else {
+            throw MediaError(.invalidInput, operation: "seek", path: path, detail: "cannot start at \(start) s")
+        }
+        let perSample = AVRational(num: 1, den: Int32(clamping: sampleRate))
+        var skipUntil: Int64 = 0   // in samples from the stream's start
+        if start > 0 {
+            skipUntil = Int64((start * Double(sampleRate)).rounded())
+            let target = av_rescale_q(skipUntil, perSample, timeBase)
+            try check(av_seek_frame(input.pointer, streamIndex, target, AVSEEK_FLAG_BACKWARD), .invalidInput, "seek to \(start) s",
+                      path: path, hint: "The file cannot be played from there; try without --from")
+            avcodec_flush_buffers(codec.pointer)
+        }
+        let startTime = streamStartTime
+        var output = InterleavedS16(channels: channelCount)
+        var frames = 0
+        var packets = 0
+        var stoodIn = 0
+        var position: Int64?       // the next decoded sample's index, once a frame told us
+        var keepGoing = true
+
+        /// Hands on the part of `count` samples (at `position`) from `skipUntil` on.
+        func emit(_ samples: UnsafeBufferPointer<Int16>, count: Int) -> Int {
+            let first = position ?? skipUntil
+            position = first + Int64(count)
+            let skip = Int(max(0, min(Int64(count), skipUntil - first)))
+            guard skip < count, keepGoing else { return 0 }
+            let channels = channelCount
+            keepGoing = chunk(UnsafeBufferPointer(rebasing: samples[(skip * channels)..<(count * channels)]))
+            return count - skip
+        }
+        func receive() throws(MediaError) {
+            while keepGoing {
+                let received = avcodec_receive_frame(codec.pointer, frame.pointer)
+                if received == kc_averror_eagain() || received == kc_averror_eof() { return }
+                if received < 0 {
+                    damagedPackets += 1
+                    return
+                }
+                defer { av_frame_unref(frame.pointer) }
+                let stamp = frame.pointer.pointee.best_effort_timestamp
+                if stamp != kc_av_nopts_value() {
+                    position = av_rescale_q(stamp - startTime, timeBase, perSample)
+                }
+                let count = try output.convert(frame.pointer.pointee, path: path, codecName: codecName)
+                frames += output.samples.withUnsafeBufferPointer { emit($0, count: count) }
+            }
+        }
+        while keepGoing {
+            let read = av_read_frame(input.pointer, packet.pointer)
+            if read == kc_averror_eof() { break }
+            if read < 0 {
+                if read == kc_averror(EIO) || read == kc_averror(ENOMEM) {
+                    try check(read, .io, operation, path: path)
+                }
+                guard frames == stoodIn else {
+                    damagedPackets += 1
+                    break
+                }
+                try check(read, .invalidInput, operation, path: path, hint: "The file is damaged")
+            }
+            defer { av_packet_unref(packet.pointer) }
+            guard packet.pointer.pointee.stream_index == streamIndex else { continue }
+            packets += 1
+            var sent = avcodec_send_packet(codec.pointer, packet.pointer)
+            if sent == kc_averror_eagain() {
+                try receive()
+                sent = avcodec_send_packet(codec.pointer, packet.pointer)
+            }
+            if sent == kc_averror(ENOMEM) { try check(sent, .io, operation, path: path) }
+            if sent < 0 {
+                damagedPackets += 1
+                let duration = packet.pointer.pointee.duration
+                // As in `silence(lasting:)`: no real packet lasts longer than a few seconds.
+                let count = duration > 0 ? min(Int(av_rescale_q(duration, timeBase, perSample)), 10 * sampleRate) : 0
+                if count > 0 {
+                    output.silence(count)
+                    let emitted = output.samples.withUnsafeBufferPointer { emit($0, count: count) }
+                    frames += emitted
+                    stoodIn += emitted
+                }
+                continue
+            }
+            try receive()
+        }
+        if keepGoing, avcodec_send_packet(codec.pointer, nil) >= 0 { try receive() }
+        if damagedPackets > 0 && frames == stoodIn && packets > 0 {
+            throw MediaError(.invalidInput, operation: operation, path: path,
+                             detail: "none of its \(packets) \(codecName) packets could be decoded",
+                             hint: "The file is damaged")
+        }
+        return frames
+    }
+
+    /// The audio stream's first timestamp, 0 when the container does not say.
+    private var streamStartTime: Int64 {
+        guard let stream = input.pointer.pointee.streams[Int(streamIndex)] else { return 0 }
+        let start = stream.pointee.start_time
+        return start == kc_av_nopts_value() ? 0 : start
+    }
+
     /// "video h264, data …" for a file without sound.
     private static func describeStreams(_ context: UnsafeMutablePointer<AVFormatContext>) -> String {
         var kinds: [String] = []
@@ -291,5 +424,83 @@ private final class AudioInputFile {
     deinit {
         var doomed: UnsafeMutablePointer<AVFormatContext>? = pointer
         avformat_close_input(&doomed)
+    }
+}
+
+/// One decoded frame as interleaved S16: the layout a sound card plays.
+private struct InterleavedS16 {
+    let channels: Int
+    var samples: [Int16] = []
+
+    init(channels: Int) { self.channels = max(1, channels) }
+
+    /// `count` frames of silence; the samples are in `samples`.
+    mutating func silence(_ count: Int) {
+        let needed = count * channels
+        if samples.count < needed { samples = [Int16](repeating: 0, count: needed) }
+        samples.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+    }
+
+    /// Converts `frame` into `samples`; returns its frame count.
+    /// - Throws: `MediaError.invalidInput` on an unknown sample format, missing planes,
+    ///   or a channel count other than the stream's.
+    mutating func convert(_ frame: AVFrame, path: String, codecName: String) throws(MediaError) -> Int {
+        let count = Int(max(0, frame.nb_samples))
+        guard Int(frame.ch_layout.nb_channels) == channels else {
+            throw MediaError(.invalidInput, operation: "decode audio", path: path,
+                             detail: "a decoded frame has \(frame.ch_layout.nb_channels) channels, the stream \(channels)")
+        }
+        if samples.count < count * channels { samples = [Int16](repeating: 0, count: count * channels) }
+        let format = AVSampleFormat(rawValue: frame.format)
+        let planar = av_sample_fmt_is_planar(format) != 0
+        switch format {
+        case AV_SAMPLE_FMT_FLT, AV_SAMPLE_FMT_FLTP:
+            try fill(frame, Float.self, count, planar, path) { Self.s16(Double($0)) }
+        case AV_SAMPLE_FMT_DBL, AV_SAMPLE_FMT_DBLP:
+            try fill(frame, Double.self, count, planar, path) { Self.s16($0) }
+        case AV_SAMPLE_FMT_S16, AV_SAMPLE_FMT_S16P:
+            try fill(frame, Int16.self, count, planar, path) { $0 }
+        case AV_SAMPLE_FMT_S32, AV_SAMPLE_FMT_S32P:
+            try fill(frame, Int32.self, count, planar, path) { Int16(truncatingIfNeeded: $0 >> 16) }
+        case AV_SAMPLE_FMT_U8, AV_SAMPLE_FMT_U8P:
+            try fill(frame, UInt8.self, count, planar, path) { Int16((Int($0) - 128) << 8) }
+        default:
+            let name = av_get_sample_fmt_name(format).map { String(cString: $0) } ?? "format \(frame.format)"
+            throw MediaError(.invalidInput, operation: "decode audio", path: path,
+                             detail: "the \(codecName) decoder gives \(name) samples, which cannot be played here")
+        }
+        return count
+    }
+
+    /// A float sample (full scale ±1) as S16, clipped: AAC overshoots ±1 on loud sound.
+    static func s16(_ value: Double) -> Int16 {
+        guard value.isFinite else { return 0 }
+        return Int16(max(-32768, min(32767, (value * 32768).rounded())))
+    }
+
+    private mutating func fill<Sample>(_ frame: AVFrame, _ type: Sample.Type, _ count: Int, _ planar: Bool, _ path: String,
+                                       _ convert: (Sample) -> Int16) throws(MediaError) {
+        guard let data = frame.extended_data else {
+            throw MediaError(.invalidInput, operation: "decode audio", path: path, detail: "a decoded frame has no data")
+        }
+        let channels = channels
+        try samples.withUnsafeMutableBufferPointer { (output) throws(MediaError) in
+            if planar {
+                for channel in 0..<channels {
+                    guard let plane = data[channel] else {
+                        throw MediaError(.invalidInput, operation: "decode audio", path: path,
+                                         detail: "a decoded frame lacks channel \(channel + 1)")
+                    }
+                    let input = UnsafeRawPointer(plane).assumingMemoryBound(to: Sample.self)
+                    for index in 0..<count { output[index * channels + channel] = convert(input[index]) }
+                }
+            } else {
+                guard let interleaved = data[0] else {
+                    throw MediaError(.invalidInput, operation: "decode audio", path: path, detail: "a decoded frame has no data")
+                }
+                let input = UnsafeRawPointer(interleaved).assumingMemoryBound(to: Sample.self)
+                for index in 0..<(count * channels) { output[index] = convert(input[index]) }
+            }
+        }
     }
 }

@@ -19,7 +19,8 @@ struct KioskCam: AsyncParsableCommand {
         a default, so no file is needed. Command-line options override the file.
         """,
         version: "kioskcam \(version) (\(MediaCapabilities.libraryVersions))",
-        subcommands: [Run.self, Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, Probe.self, Salvage.self, ConfigCommand.self, PinCommand.self,
-                      StatusCommand.self, StartCommand.self, StopCommand.self, EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, Events.self, Screenshot.self, UploadCommand.self, ExportCommand.self]
+        subcommands: [Run.self, Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, PlayCommand.self, ExportCommand.self,
+                      Probe.self, Salvage.self, ConfigCommand.self, PinCommand.self, StatusCommand.self, StartCommand.self, StopCommand.self,
+                      EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, Events.self, Screenshot.self, UploadCommand.self]
     )
 }

@@ -364,6 +364,63 @@ ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 hil_xctest --timeout 60 --dir "$WORK" disk-guard -- KioskRecordingTests.LibraryPurgerTests/testDiskGuardDeletesOldestDaysOnARealSmallFilesystem
 
 kill "$APLAY" 2>/dev/null
+wait "$APLAY" 2>/dev/null
+
+# --- playback: kioskcam's player through the loopback, captured back --------------------
+# The tone writer above held hw:Loopback,0,0; from here the player has it. First the
+# player itself, with kioskcam's microphone capturing the other side at the same time.
+hil_xctest --timeout 120 --dir "$WORK" alsa-play -- KioskALSATests.ALSAPlayerLoopbackTests
+# Then `kioskcam play` of an AAC .m4a, with arecord listening: 1000 Hz ± 10, 2 s ± 50 ms, no gap.
+TONE=$WORK/tone-1k.m4a
+ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=1000:sample_rate=48000:duration=2" -ac 1 -c:a aac "$TONE"
+arecord -q -D "$MIC" -f S16_LE -r 48000 -c 1 -d 6 "$WORK/played.wav" 2>"$WORK/arecord.err" &
+ARECORD=$!
+sleep 1
+if timeout -k 5 60 "$KIOSKCAM" play "$TONE" --device "alsa:hw:Loopback,0,0" 2>"$WORK/play.log"; then
+    hil_pass "play: exit 0 ($(grep -o 'played.*' "$WORK/play.log" | tail -n 1))"
+else
+    hil_fail "play: exit 0" "$(tail -n 2 "$WORK/play.log" | tr '\n' ' ')"
+fi
+wait "$ARECORD"
+if result=$(python3 - "$WORK/played.wav" <<'EOF2'
+import sys, wave, struct
+w = wave.open(sys.argv[1])
+rate = w.getframerate()
+data = w.readframes(w.getnframes())
+s = struct.unpack("<%dh" % (len(data) // 2), data)
+loud = [i for i, v in enumerate(s) if abs(v) > 1000]
+if not loud:
+    print("no tone came back (%d samples)" % len(s)); sys.exit(1)
+first, last = loud[0], loud[-1]
+seconds = (last - first + 1) / rate
+quiet = longest = 0
+for v in s[first:last + 1]:
+    quiet = 0 if abs(v) > 1000 else quiet + 1
+    longest = max(longest, quiet)
+tone = s[first:last + 1]
+hz = sum(1 for a, b in zip(tone, tone[1:]) if (a < 0) != (b < 0)) / 2 / seconds
+print("%.1f Hz, %.3f s, longest quiet run %d samples" % (hz, seconds, longest))
+sys.exit(0 if abs(hz - 1000) <= 10 and abs(seconds - 2.0) <= 0.05 and longest < 24 else 1)
+EOF2
+); then
+    hil_pass "play: captured back from $MIC: $result"
+else
+    hil_fail "play: captured back as 1000 Hz ± 10, 2 s ± 50 ms, no gap" "$result"
+fi
+# A device another program holds: a clear error at once (exit 69), not a wait.
+python3 -c 'import sys, time
+while True: sys.stdout.buffer.write(bytes(9600)); sys.stdout.flush()' | aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 1 &
+HOLDER=$!
+sleep 1
+started=$SECONDS
+timeout -k 5 20 "$KIOSKCAM" play "$TONE" --device "alsa:hw:Loopback,0,0" 2>"$WORK/play-busy.log"
+status=$?
+if ((status == 69 && SECONDS - started <= 5)) && grep -q "busy" "$WORK/play-busy.log"; then
+    hil_pass "play: a busy device is exit 69 at once ($(grep -o 'The playback device is busy[^;]*' "$WORK/play-busy.log"))"
+else
+    hil_fail "play: a busy device is exit 69 at once" "exit $status after $((SECONDS - started)) s: $(tail -n 1 "$WORK/play-busy.log")"
+fi
+kill "$HOLDER" 2>/dev/null
 # Keep logs and recordings for a person to look at (the guest's /tmp is its own).
 cp -r "$WORK" "$HIL_RESULTS/work" 2>/dev/null
 hil_summary

@@ -1,0 +1,164 @@
+import Foundation
+import Glibc
+import KioskCore
+import XCTest
+@testable import KioskALSA
+
+/// The player against real alsa-lib. This machine has no sound card: `null` takes
+/// playback without pacing it, which is enough for sizing, draining, stopping and
+/// errors. `ALSAPlayerLoopbackTests` plays through snd-aloop in the HIL guest.
+final class ALSAPlayerTests: XCTestCase {
+    func testBuffersAreTheSeedsThreeHalfSeconds() throws {
+        let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 2))
+        XCTAssertEqual(player.periodFrames, 24_000, "96000 bytes of 48 kHz stereo S16")
+        XCTAssertEqual(player.bufferFrames, 3 * 24_000)
+        XCTAssertEqual(try player.finish(), .finished)
+
+        let low = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 8000, channels: 1))
+        XCTAssertEqual(low.periodFrames, 8192, "the 16 KiB floor")
+        XCTAssertEqual(try low.finish(), .finished)
+    }
+
+    func testPlaysEverythingToTheEndAndDrains() throws {
+        let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 1))
+        let tone = (0..<48_000).map { Int16(12_000 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
+        // Handed on in odd-sized pieces, as a decoder does (1024-sample AAC frames).
+        var offset = 0
+        while offset < tone.count {
+            let end = min(tone.count, offset + 1024)
+            let more = try tone[offset..<end].withUnsafeBufferPointer { try player.write($0) }
+            XCTAssertTrue(more)
+            offset = end
+        }
+        XCTAssertEqual(try player.finish(), .finished)
+        XCTAssertEqual(player.playedFrames, 48_000)
+        XCTAssertEqual(player.underruns, 0)
+    }
+
+    func testTheLastPartialPeriodIsPaddedButNotCountedAsPlayed() throws {
+        let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 2))
+        let samples = [Int16](repeating: 1000, count: 2 * 24_256)   // one period and 256 frames
+        XCTAssertTrue(try samples.withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertEqual(try player.finish(), .finished)
+        XCTAssertEqual(player.playedFrames, 24_256, "the padding is silence, not the recording's time")
+    }
+
+    func testStopWakesAPausedPlayerAndDropsTheRest() throws {
+        let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 1))
+        player.pause()
+        XCTAssertTrue(player.isPaused)
+        let stopper = Thread { usleep(200_000); player.stop() }
+        let started = Date()
+        stopper.start()
+        let second = [Int16](repeating: 100, count: 48_000)
+        let more = try second.withUnsafeBufferPointer { try player.write($0) }
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertFalse(more, "stop() ends the write")
+        XCTAssertGreaterThanOrEqual(waited, 0.15, "paused: nothing was written before stop()")
+        XCTAssertLessThan(waited, 2, "stop() wakes the paused player at once")
+        XCTAssertEqual(try player.finish(), .stopped)
+    }
+
+    func testVolumeIsClamped() throws {
+        let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 1))
+        player.volume = 3
+        XCTAssertEqual(player.volume, 1)
+        player.volume = -1
+        XCTAssertEqual(player.volume, 0)
+        _ = try player.finish()
+    }
+
+    func testAMissingDeviceIsAClearErrorAtOnce() {
+        let started = Date()
+        for name in ["hw:99,0", "no_such_pcm"] {
+            XCTAssertThrowsError(try ALSAPlayer(device: name, format: AudioFormat(sampleRate: 48_000, channels: 1))) { error in
+                guard let error = error as? ALSAError else { return XCTFail("\(error)") }
+                XCTAssertEqual(error.code, .deviceMissing, error.description)
+                XCTAssertTrue(error.description.contains(name), error.description)
+                XCTAssertTrue(error.description.contains("open for playback"), error.description)
+                XCTAssertTrue(error.description.contains("aplay -l"), error.description)
+            }
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+    }
+
+    func testAFormatTheDeviceRefusesNamesTheConvertingDevices() {
+        // `null` takes every real format; a stream of 0 channels is refused as a
+        // negotiation failure before the device is asked, through the same mapping.
+        XCTAssertThrowsError(try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 0))) { error in
+            guard let error = error as? ALSAError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.code, .unsupported, error.description)
+            XCTAssertTrue(error.description.contains("alsa:default"), error.description)
+            XCTAssertFalse(error.description.contains("microphone"), error.description)
+        }
+    }
+
+    func testPlaybackHintsSpeakOfPlaybackNotTheMicrophone() {
+        let busy = ALSAError(device: "hw:0,0", operation: .openPlayback, result: -EBUSY)
+        XCTAssertEqual(busy.code, .busy)
+        XCTAssertTrue(busy.description.contains("another program is playing"), busy.description)
+        XCTAssertFalse(busy.description.contains("microphone"), busy.description)
+        let capture = ALSAError(device: "hw:0,0", operation: .open, result: -EBUSY)
+        XCTAssertFalse(capture.description.contains("playing"), capture.description)
+    }
+}
+
+/// A 1 kHz tone played to snd-aloop's `hw:Loopback,0,0` is captured back from
+/// `hw:Loopback,1,0` by kioskcam's own microphone: the right frequency, the right
+/// length, no gap. Skipped where no Loopback card exists (the host); the HIL capture
+/// scenario runs it in the guest (`modprobe snd-aloop`).
+final class ALSAPlayerLoopbackTests: XCTestCase {
+    func testAToneComesBackWithItsFrequencyLengthAndNoGap() throws {
+        let cards = (try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8)) ?? ""
+        guard cards.contains("Loopback") else {
+            throw XCTSkip("no snd-aloop Loopback card in /proc/asound/cards (runs in the HIL guest)")
+        }
+        let rate = 48_000
+        let format = AudioFormat(sampleRate: rate, channels: 1)
+        let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)
+        let sink = RecordingSink(keep: 100_000)
+        try mic.start(into: sink)
+        defer { mic.stop() }
+        usleep(300_000)   // silence before the tone
+
+        let player = try ALSAPlayer(device: "hw:Loopback,0,0", format: format)
+        // 2 s and 256 frames, as a 2 s AAC file decodes: four whole periods and a
+        // partial one, which the player pads (the end of the sound was lost without).
+        let frames = 96_256
+        let seconds = Double(frames) / Double(rate)
+        let tone = (0..<frames).map {
+            Int16(12_000 * sin(2 * Double.pi * 1000 * Double($0) / Double(rate)))
+        }
+        var offset = 0
+        while offset < tone.count {
+            let end = min(tone.count, offset + 1024)
+            _ = try tone[offset..<end].withUnsafeBufferPointer { try player.write($0) }
+            offset = end
+        }
+        XCTAssertEqual(try player.finish(), .finished)
+        XCTAssertEqual(player.underruns, 0)
+        usleep(400_000)   // silence after it
+        mic.stop()
+
+        let samples = sink.chunks.flatMap(\.samples)
+        let loud = 2000
+        guard let first = samples.firstIndex(where: { abs(Int($0)) > loud }),
+              let last = samples.lastIndex(where: { abs(Int($0)) > loud }) else {
+            return XCTFail("no tone came back (\(samples.count) samples captured)")
+        }
+        let heard = Double(last - first + 1) / Double(rate)
+        XCTAssertEqual(heard, seconds, accuracy: 0.05, "the tone's length")
+        // A gap: half a cycle (24 samples) or more of quiet inside the tone.
+        var quiet = 0, longest = 0
+        for sample in samples[first...last] {
+            quiet = abs(Int(sample)) > loud ? 0 : quiet + 1
+            longest = max(longest, quiet)
+        }
+        XCTAssertLessThan(longest, 24, "no gap inside the tone (longest quiet run \(longest) samples)")
+        let tone1 = samples[first...last]
+        let crossings = zip(tone1, tone1.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        let hertz = Double(crossings) / 2 / heard
+        XCTAssertEqual(hertz, 1000, accuracy: 10, "the tone's frequency")
+        XCTAssertEqual(mic.overruns, 0)
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// `kioskcam play` as a user runs it. No sound card here: ALSA's `null` device takes
+/// the sound (unpaced); bad devices and bad files must be clear errors, never a hang.
+/// The timing and the sound itself are checked in the HIL guest (snd-aloop).
+final class PlayCommandTests: XCTestCase {
+    var binary: String { Package.kioskcamBinary }
+
+    func kioskcam(_ arguments: [String]) throws -> Tool.Output {
+        try Tool.run("/usr/bin/timeout", ["-k", "5", "30", binary] + arguments, allowFailure: true)
+    }
+
+    /// A 2 s 1 kHz AAC tone in an .m4a, and a picture-only .mp4.
+    static func makeFiles(in folder: TemporaryDirectory) throws -> (tone: String, silent: String) {
+        let tone = folder.path + "/tone.m4a"
+        let silent = folder.path + "/picture.mp4"
+        try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=2",
+                                         "-c:a", "aac", tone])
+        try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=0.5",
+                                         "-c:v", "mpeg4", silent])
+        return (tone, silent)
+    }
+
+    func testPlaysATonesWholeLengthToTheNullDevice() throws {
+        let folder = TemporaryDirectory()
+        let files = try Self.makeFiles(in: folder)
+        let result = try kioskcam(["play", files.tone, "--device", "alsa:null", "--volume", "0.5"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("played 0:02.0 of \(files.tone) from 0:00.0 on null, underruns: 0"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("playing 0:02.0 / 0:02.0, underruns: 0"), "the progress line: \(result.stderr)")
+
+        let late = try kioskcam(["play", files.tone, "--device", "alsa:null", "--from", "0:01.5"])
+        XCTAssertEqual(late.status, 0, late.stderr)
+        XCTAssertTrue(late.stderr.contains("played 0:00.5 of \(files.tone) from 0:01.5"), late.stderr)
+    }
+
+    func testAMissingDeviceNamesItAndTheFixAndExits69() throws {
+        let folder = TemporaryDirectory()
+        let files = try Self.makeFiles(in: folder)
+        let started = Date()
+        let result = try kioskcam(["play", files.tone, "--device", "alsa:hw:99,0"])
+        XCTAssertEqual(result.status, 69, result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "no hang")
+        XCTAssertTrue(result.stderr.contains("kioskcam: error: open for playback failed for hw:99,0"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("aplay -l") && result.stderr.contains("--device alsa:"), result.stderr)
+    }
+
+    func testBadFilesAndOptionsAreClearErrors() throws {
+        let folder = TemporaryDirectory()
+        let files = try Self.makeFiles(in: folder)
+
+        let missing = try kioskcam(["play", folder.path + "/nothing.m4a", "--device", "alsa:null"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("nothing.m4a does not exist"), missing.stderr)
+
+        let silent = try kioskcam(["play", files.silent, "--device", "alsa:null"])
+        XCTAssertEqual(silent.status, 1)
+        XCTAssertTrue(silent.stderr.contains("no audio stream") && silent.stderr.contains("video mpeg4"), silent.stderr)
+
+        let text = folder.path + "/notes.txt"
+        try Data("not sound".utf8).write(to: URL(fileURLWithPath: text))
+        let notMedia = try kioskcam(["play", text, "--device", "alsa:null"])
+        XCTAssertEqual(notMedia.status, 1)
+        XCTAssertTrue(notMedia.stderr.contains("notes.txt"), notMedia.stderr)
+
+        for (arguments, needle) in [
+            (["--from", "soon"], "--from soon: use a time"),
+            (["--from", "1:75"], "--from 1:75: use a time"),
+            (["--from", "5s"], "--from 5s: \(files.tone) lasts only 0:02.0"),
+            (["--from", "99999999999999999999"], "lasts only 0:02.0"),
+            (["--volume", "1.5"], "--volume 1.5: use a number from 0"),
+            (["--device", "hw:0,0"], "--device hw:0,0: use alsa:NAME"),
+        ] {
+            let result = try kioskcam(["play", files.tone] + arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(needle), "\(arguments): \(result.stderr)")
+        }
+    }
+}
