@@ -4,6 +4,23 @@ import XCTest
 /// Inputs the fuzz targets in `Fuzz/` found (scripts/fuzz), each cut down to what makes
 /// it fail and kept here so it stays fixed without the libFuzzer toolchain.
 final class FuzzFindingsTests: XCTestCase {
+    // MARK: Control messages (FuzzControlRequest)
+
+    /// A number above 2^53 with a fraction reads as a Double; written back in its
+    /// shortest form (1.2345678223336854e+17) it read back as the integer those digits
+    /// spell, 4 less than the Double: a response no longer equal to itself.
+    func testALargeNumberReadsBackAsItself() throws {
+        let line = #"{"v":1,"id":1,"ok":true,"result":{"stats":123456782233368547.072,"lgvel":11.5}}"#
+        guard case .response(let response) = try ControlServerLine.parse(Array(line.utf8)) else { return XCTFail("not a response") }
+        guard case .response(let again) = try ControlServerLine.parse(Array(response.line().utf8)) else { return XCTFail("no read-back") }
+        XCTAssertEqual(again, response, response.line())
+        for value in [0x1p53, -0x1p60, 123456782233368544.0, 3.0, 0.5, 1e300] {
+            let text = JSONValue.number(value).description
+            let read = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            XCTAssertEqual(read, .number(value), text)
+        }
+    }
+
     // MARK: TouchDecoder (FuzzTouchDecoder)
 
     /// A protocol A contact without a tracking ID is matched to the nearest contact of the

@@ -39,7 +39,16 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         case .bool(let value): try container.encode(value)
         case .integer(let value): try container.encode(value)
         // JSON has no NaN or infinity; a level of -inf dBFS is better sent as null than not at all.
-        case .number(let value): if value.isFinite { try container.encode(value) } else { try container.encodeNil() }
+        case .number(let value):
+            if !value.isFinite {
+                try container.encodeNil()
+            } else if value == value.rounded(), abs(value) >= 0x1p53, abs(value) < 0x1p63 {
+                // A whole number beyond 2^53 is written in full: its shortest double text
+                // ("1.2345678223336854e+17") reads back as a different integer.
+                try container.encode(Int64(value))
+            } else {
+                try container.encode(value)
+            }
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
