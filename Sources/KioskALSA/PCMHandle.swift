@@ -93,6 +93,33 @@ struct PCMHandle: ~Copyable {
         return ALSAPCMCapabilities(pcm: raw, params: params)
     }
 
+    /// The steps capture and playback share: every configuration space, interleaved
+    /// S16_LE, `format`'s channels, and its rate — a `plughw:` device resamples to
+    /// anything; a `hw:` device picks its nearest rate, acceptable only within 1 %
+    /// (beyond it the sound is at the wrong pitch, or drifts).
+    /// - Returns: What the device offers (for errors) and the rate it took.
+    private func setInterleavedS16(_ format: AudioFormat, _ params: borrowing HardwareParameters) throws(ALSAError)
+        -> (offered: ALSAPCMCapabilities, rate: UInt32) {
+        try check(snd_pcm_hw_params_any(raw, params.raw), .readCapabilities)
+        let offered = ALSAPCMCapabilities(pcm: raw, params: params)
+        try check(snd_pcm_hw_params_set_access(raw, params.raw, SND_PCM_ACCESS_RW_INTERLEAVED), .setAccess, offered)
+        try check(snd_pcm_hw_params_set_format(raw, params.raw, SND_PCM_FORMAT_S16_LE), .setSampleFormat, offered)
+        guard let channels = UInt32(exactly: format.channels), channels > 0 else {
+            throw ALSAError(device: device, operation: .setChannels(format.channels), result: -EINVAL, offered: offered)
+        }
+        try check(snd_pcm_hw_params_set_channels(raw, params.raw, channels), .setChannels(format.channels), offered)
+        guard let requestedRate = UInt32(exactly: format.sampleRate), requestedRate > 0 else {
+            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
+        }
+        var rate = requestedRate
+        var direction: Int32 = 0
+        try check(snd_pcm_hw_params_set_rate_near(raw, params.raw, &rate, &direction), .setSampleRate(format.sampleRate), offered)
+        guard abs(Int(rate) - format.sampleRate) * 100 <= format.sampleRate else {
+            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
+        }
+        return (offered, rate)
+    }
+
     /// Negotiates interleaved S16_LE capture at `format`, with ~`periodMilliseconds` periods
     /// and a buffer of about four of them, and monotonic timestamps.
     /// - Throws: `ALSAError` with code `.unsupported` naming what the device offers when
@@ -101,28 +128,7 @@ struct PCMHandle: ~Copyable {
     ///   failures applying the parameters.
     func configureCapture(format: AudioFormat, periodMilliseconds: Int) throws(ALSAError) -> CaptureSetup {
         let params = try HardwareParameters(device: device)
-        try check(snd_pcm_hw_params_any(raw, params.raw), .readCapabilities)
-        let offered = ALSAPCMCapabilities(pcm: raw, params: params)
-
-        try check(snd_pcm_hw_params_set_access(raw, params.raw, SND_PCM_ACCESS_RW_INTERLEAVED), .setAccess, offered)
-        try check(snd_pcm_hw_params_set_format(raw, params.raw, SND_PCM_FORMAT_S16_LE), .setSampleFormat, offered)
-        guard let channels = UInt32(exactly: format.channels), channels > 0 else {
-            throw ALSAError(device: device, operation: .setChannels(format.channels), result: -EINVAL, offered: offered)
-        }
-        try check(snd_pcm_hw_params_set_channels(raw, params.raw, channels), .setChannels(format.channels), offered)
-
-        // `plughw:` devices resample to anything; a `hw:` device picks its nearest rate,
-        // which is only acceptable when the difference cannot be heard or drift (1 %).
-        guard let requestedRate = UInt32(exactly: format.sampleRate), requestedRate > 0 else {
-            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
-        }
-        var rate = requestedRate
-        var direction: Int32 = 0
-        try check(snd_pcm_hw_params_set_rate_near(raw, params.raw, &rate, &direction),
-                  .setSampleRate(format.sampleRate), offered)
-        guard abs(Int(rate) - format.sampleRate) * 100 <= format.sampleRate else {
-            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
-        }
+        let (offered, rate) = try setInterleavedS16(format, params)
 
         // Restrict periods to [requested, 50 ms] first, so "near" cannot wander outside.
         guard periodMilliseconds > 0 else {
@@ -137,7 +143,7 @@ struct PCMHandle: ~Copyable {
                                                            &maxFrames, &maxDirection),
                   .setPeriod(milliseconds: periodMilliseconds), offered)
         var periodFrames = wantedFrames
-        direction = 0
+        var direction: Int32 = 0
         try check(snd_pcm_hw_params_set_period_size_near(raw, params.raw, &periodFrames, &direction),
                   .setPeriod(milliseconds: periodMilliseconds), offered)
         // Four periods: room for ~60 ms of scheduling delay before an overrun.
@@ -172,30 +178,14 @@ struct PCMHandle: ~Copyable {
     ///   (the sound would play at the wrong pitch); other codes for failures applying them.
     func configurePlayback(format: AudioFormat, periodFrames wanted: Int, periods: Int) throws(ALSAError) -> PlaybackSetup {
         let params = try HardwareParameters(device: device)
-        try check(snd_pcm_hw_params_any(raw, params.raw), .readCapabilities)
-        let offered = ALSAPCMCapabilities(pcm: raw, params: params)
-        try check(snd_pcm_hw_params_set_access(raw, params.raw, SND_PCM_ACCESS_RW_INTERLEAVED), .setAccess, offered)
-        try check(snd_pcm_hw_params_set_format(raw, params.raw, SND_PCM_FORMAT_S16_LE), .setSampleFormat, offered)
-        guard let channels = UInt32(exactly: format.channels), channels > 0 else {
-            throw ALSAError(device: device, operation: .setChannels(format.channels), result: -EINVAL, offered: offered)
-        }
-        try check(snd_pcm_hw_params_set_channels(raw, params.raw, channels), .setChannels(format.channels), offered)
-        guard let requestedRate = UInt32(exactly: format.sampleRate), requestedRate > 0 else {
-            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
-        }
-        var rate = requestedRate
-        var direction: Int32 = 0
-        try check(snd_pcm_hw_params_set_rate_near(raw, params.raw, &rate, &direction), .setSampleRate(format.sampleRate), offered)
-        guard abs(Int(rate) - format.sampleRate) * 100 <= format.sampleRate else {
-            throw ALSAError(device: device, operation: .setSampleRate(format.sampleRate), result: -EINVAL, offered: offered)
-        }
+        let (offered, rate) = try setInterleavedS16(format, params)
         guard wanted > 0, periods > 0 else {
             throw ALSAError(device: device, operation: .setBufferSize, result: -EINVAL, offered: offered)
         }
         // Periods first, then the buffer: "near" lets a device with smaller limits pick
         // its closest sizes, which only changes how far ahead we write.
         var periodFrames = snd_pcm_uframes_t(wanted)
-        direction = 0
+        var direction: Int32 = 0
         try check(snd_pcm_hw_params_set_period_size_near(raw, params.raw, &periodFrames, &direction), .setBufferSize, offered)
         var bufferFrames = periodFrames * snd_pcm_uframes_t(periods)
         try check(snd_pcm_hw_params_set_buffer_size_near(raw, params.raw, &bufferFrames), .setBufferSize, offered)

@@ -110,41 +110,14 @@ public final class AudioFileDecoder {
         }
         decoded = true
         var frames = 0
-        var packets = 0
         var stoodIn = 0  // silent frames standing in for damaged packets
-        while true {
-            let read = av_read_frame(input.pointer, packet.pointer)
-            if read == kc_averror_eof() { break }
-            if read < 0 {
-                if read == kc_averror(EIO) || read == kc_averror(ENOMEM) {
-                    try check(read, .io, operation, path: path)
-                }
-                // A torn tail (a recording cut by a power loss): keep what came before.
-                guard frames == stoodIn else {
-                    damagedPackets += 1
-                    break
-                }
-                try check(read, .invalidInput, operation, path: path, hint: "The file is damaged")
-            }
-            defer { av_packet_unref(packet.pointer) }
-            guard packet.pointer.pointee.stream_index == streamIndex else { continue }
-            packets += 1
-            var sent = avcodec_send_packet(codec.pointer, packet.pointer)
-            if sent == kc_averror_eagain() {
-                // Frames left over after a damaged one: take them, then the packet fits.
-                frames += try receiveFrames(chunk)
-                sent = avcodec_send_packet(codec.pointer, packet.pointer)
-            }
-            if sent == kc_averror(ENOMEM) { try check(sent, .io, operation, path: path) }
-            if sent < 0 {
-                damagedPackets += 1
-                let silent = silence(lasting: packet.pointer.pointee.duration, chunk)
-                frames += silent
-                stoodIn += silent
-                continue
-            }
-            frames += try receiveFrames(chunk)
-        }
+        let packets = try pumpPackets(operation, keepGoing: { true }, decodedAny: { frames != stoodIn },
+                                      receive: { () throws(MediaError) in frames += try receiveFrames(chunk) },
+                                      standIn: { duration in
+                                          let silent = silence(lasting: duration, chunk)
+                                          frames += silent
+                                          stoodIn += silent
+                                      })
         let flushed = avcodec_send_packet(codec.pointer, nil)
         if flushed >= 0 { frames += try receiveFrames(chunk) }
         if damagedPackets > 0 && frames == stoodIn {
@@ -303,7 +276,6 @@ public final class AudioFileDecoder {
         let startTime = streamStartTime
         var output = InterleavedS16(channels: channelCount)
         var frames = 0
-        var packets = 0
         var stoodIn = 0
         var position: Int64?       // the next decoded sample's index, once a frame told us
         var keepGoing = true
@@ -335,14 +307,42 @@ public final class AudioFileDecoder {
                 frames += output.samples.withUnsafeBufferPointer { emit($0, count: count) }
             }
         }
-        while keepGoing {
+        let packets = try pumpPackets(operation, keepGoing: { keepGoing }, decodedAny: { frames != stoodIn },
+                                      receive: receive, standIn: { duration in
+                                          // As in `silence(lasting:)`: no real packet lasts longer than a few seconds.
+                                          let count = duration > 0 ? min(Int(av_rescale_q(duration, timeBase, perSample)), 10 * sampleRate) : 0
+                                          guard count > 0 else { return }
+                                          output.silence(count)
+                                          let emitted = output.samples.withUnsafeBufferPointer { emit($0, count: count) }
+                                          frames += emitted
+                                          stoodIn += emitted
+                                      })
+        if keepGoing, avcodec_send_packet(codec.pointer, nil) >= 0 { try receive() }
+        if damagedPackets > 0 && frames == stoodIn && packets > 0 {
+            throw MediaError(.invalidInput, operation: operation, path: path,
+                             detail: "none of its \(packets) \(codecName) packets could be decoded",
+                             hint: "The file is damaged")
+        }
+        return frames
+    }
+
+    /// Feeds the audio stream's packets to the decoder until the end or `keepGoing` says
+    /// stop; `receive` takes the decoded frames after each packet. A packet the decoder
+    /// refuses is counted damaged and `standIn` gets its duration (silence goes in its
+    /// place). A read error after something decoded is a torn tail (a recording cut by a
+    /// power loss): what came before is kept.
+    /// - Returns: How many of the stream's packets were read.
+    private func pumpPackets(_ operation: String, keepGoing: () -> Bool, decodedAny: () -> Bool,
+                             receive: () throws(MediaError) -> Void, standIn: (Int64) -> Void) throws(MediaError) -> Int {
+        var packets = 0
+        while keepGoing() {
             let read = av_read_frame(input.pointer, packet.pointer)
             if read == kc_averror_eof() { break }
             if read < 0 {
                 if read == kc_averror(EIO) || read == kc_averror(ENOMEM) {
                     try check(read, .io, operation, path: path)
                 }
-                guard frames == stoodIn else {
+                guard !decodedAny() else {
                     damagedPackets += 1
                     break
                 }
@@ -353,32 +353,19 @@ public final class AudioFileDecoder {
             packets += 1
             var sent = avcodec_send_packet(codec.pointer, packet.pointer)
             if sent == kc_averror_eagain() {
+                // Frames left over after a damaged one: take them, then the packet fits.
                 try receive()
                 sent = avcodec_send_packet(codec.pointer, packet.pointer)
             }
             if sent == kc_averror(ENOMEM) { try check(sent, .io, operation, path: path) }
             if sent < 0 {
                 damagedPackets += 1
-                let duration = packet.pointer.pointee.duration
-                // As in `silence(lasting:)`: no real packet lasts longer than a few seconds.
-                let count = duration > 0 ? min(Int(av_rescale_q(duration, timeBase, perSample)), 10 * sampleRate) : 0
-                if count > 0 {
-                    output.silence(count)
-                    let emitted = output.samples.withUnsafeBufferPointer { emit($0, count: count) }
-                    frames += emitted
-                    stoodIn += emitted
-                }
+                standIn(packet.pointer.pointee.duration)
                 continue
             }
             try receive()
         }
-        if keepGoing, avcodec_send_packet(codec.pointer, nil) >= 0 { try receive() }
-        if damagedPackets > 0 && frames == stoodIn && packets > 0 {
-            throw MediaError(.invalidInput, operation: operation, path: path,
-                             detail: "none of its \(packets) \(codecName) packets could be decoded",
-                             hint: "The file is damaged")
-        }
-        return frames
+        return packets
     }
 
     /// The audio stream's first timestamp, 0 when the container does not say.
