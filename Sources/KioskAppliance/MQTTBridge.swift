@@ -22,10 +22,8 @@ public final class MQTTBridge: Sendable {
         public var connected = false
         public var queued = 0
         public var dropped = 0
-        public var published = 0
         /// Connections made after the first (a broker restart, a network loss).
         public var reconnects = 0
-        public var commandsObeyed = 0
         public var commandsIgnored = 0
         public var lastError: String?
 
@@ -102,8 +100,6 @@ public final class MQTTBridge: Sendable {
         }
     }
 
-    public var topicBase: String { topics.base }
-
     public func start() {
         threads.start(name: "kioskcam.mqtt") { [self] in run() }
         logger.info("mqtt: publishing to \(broker) under \(topics.base)/ (Home Assistant discovery under \(settings.discoveryPrefix)/)")
@@ -142,9 +138,10 @@ public final class MQTTBridge: Sendable {
         wake.signal()
     }
 
-    private func enqueue(_ message: OutgoingMessage) {
+    /// Appends to the outbox; `wake` for callers other than the MQTT thread itself.
+    private func enqueue(_ message: OutgoingMessage, wake: Bool = true) {
         shared.withLock { $0.outbox.append(message) }
-        wake.signal()
+        if wake { self.wake.signal() }
     }
 
     // MARK: The MQTT thread
@@ -277,7 +274,6 @@ public final class MQTTBridge: Sendable {
         guard settings.commands else { return }
         switch FleetCommand.parse(topic: topic, payload: payload, topics: topics) {
         case .success(let command):
-            shared.withLock { $0.status.commandsObeyed += 1 }
             commandQueue.async { [self] in perform(command) }
         case .failure(let rejection):
             let ignored = shared.withLock {
@@ -332,12 +328,12 @@ public final class MQTTBridge: Sendable {
         }
         if discoveryDue {
             for message in discovery.messages {
-                enqueueQuietly(OutgoingMessage(topic: message.topic, payload: Array(message.payload.description.utf8), retained: true))
+                enqueue(OutgoingMessage(topic: message.topic, payload: Array(message.payload.description.utf8), retained: true), wake: false)
             }
         }
         if stateDue || now.timeIntervalSince(session.lastStatePublish) >= Double(settings.stateIntervalSeconds) {
             session.lastStatePublish = now
-            enqueueQuietly(OutgoingMessage(topic: topics.state, payload: Array(currentState().json.description.utf8), retained: true))
+            enqueue(OutgoingMessage(topic: topics.state, payload: Array(currentState().json.description.utf8), retained: true), wake: false)
         }
         if let snapshotPath { publishSnapshot(snapshotPath) }
         while session.connected, session.inflight < Self.inflightLimit, let client = session.client,
@@ -345,7 +341,6 @@ public final class MQTTBridge: Sendable {
             do {
                 try client.publish(topic: message.topic, payload: message.payload, qos: 1, retained: message.retained)
                 session.inflight += 1
-                shared.withLock { $0.status.published += 1 }
             } catch {
                 shared.withLock { $0.outbox.putBack(message) }
                 if error.lostConnection { session.dropClient = true }
@@ -356,10 +351,6 @@ public final class MQTTBridge: Sendable {
         if session.dropClient { dropConnection(session, reason: nil) }
     }
 
-    private func enqueueQuietly(_ message: OutgoingMessage) {
-        shared.withLock { $0.outbox.append(message) }
-    }
-
     private func publishSnapshot(_ path: String) {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
               let size = (attributes[.size] as? NSNumber)?.intValue, size > 0 else { return }
@@ -368,7 +359,7 @@ public final class MQTTBridge: Sendable {
             return
         }
         guard let data = FileManager.default.contents(atPath: path) else { return }
-        enqueueQuietly(OutgoingMessage(topic: topics.snapshot, payload: Array(data), retained: true))
+        enqueue(OutgoingMessage(topic: topics.snapshot, payload: Array(data), retained: true), wake: false)
     }
 
     private func currentState() -> FleetState {
