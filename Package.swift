@@ -32,6 +32,10 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
         systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        /// libcamera (C++ only): its flags and libraries for `CLibcamera`, and its version macros.
+        systemLibrary("CLibcameraSystem", pkgConfig: "libcamera", apt: "libcamera-dev"),
+        /// A small C API over libcamera's C++ (include/CLibcamera.h), which Swift imports.
+        .target(name: "CLibcamera", dependencies: ["CLibcameraSystem"]),
         /// Kernel UAPI headers (linux/fb.h) for the framebuffer ioctls; no library to link.
         .systemLibrary(name: "CLinuxFB"),
         /// sys/eventfd.h, which Glibc's Swift module leaves out: `WakeUpEvent`'s kernel object.
@@ -179,5 +183,7 @@ let package = Package(
         /// End-to-end: runs the built `kioskcam` binary (swift test builds it first).
         .testTarget(name: "kioskcamTests", dependencies: ["KioskCore", "KioskRecording", "KioskTestSupport", "kioskcam"]),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    // libcamera's headers need C++17.
+    cxxLanguageStandard: .cxx17
 )
