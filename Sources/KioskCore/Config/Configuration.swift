@@ -24,7 +24,8 @@ public struct Configuration: Sendable, Equatable {
 
     /// Where frames come from.
     public enum CameraSource: Sendable, Equatable, CustomStringConvertible {
-        /// The first V4L2 capture device found, else the built-in test pattern.
+        /// The first camera libcamera lists, else the first V4L2 capture device found,
+        /// else the built-in test pattern.
         case automatic
         /// The built-in moving test pattern.
         case testPattern
@@ -32,12 +33,16 @@ public struct Configuration: Sendable, Equatable {
         case device(path: String)
         /// Raw frames replayed from a file (tests, benchmark).
         case rawFile(path: String)
+        /// A libcamera camera (a Raspberry Pi camera module): its id, or nil for the first.
+        case libcamera(id: String?)
 
         public init?(parsing text: String) {
             switch text {
             case "auto": self = .automatic
             case "test": self = .testPattern
+            case "libcamera": self = .libcamera(id: nil)
             default:
+                if text.hasPrefix("libcamera:"), text.count > 10 { self = .libcamera(id: String(text.dropFirst(10))); return }
                 if text.hasPrefix("/dev/"), text.count > 5 { self = .device(path: text); return }
                 guard text.hasPrefix("file:"), text.count > 5 else { return nil }
                 self = .rawFile(path: String(text.dropFirst(5)))
@@ -50,6 +55,7 @@ public struct Configuration: Sendable, Equatable {
             case .testPattern: "test"
             case .device(let path): path
             case .rawFile(let path): "file:" + path
+            case .libcamera(let id): id.map { "libcamera:" + $0 } ?? "libcamera"
             }
         }
     }

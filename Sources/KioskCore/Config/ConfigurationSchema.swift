@@ -107,7 +107,7 @@ extension Configuration {
                 c.storage.minFreePercent = v == 0 ? nil : v
             },
 
-            .string("camera.source", allowed: "\"auto\", \"test\", a device such as \"/dev/video0\", or \"file:/path/to/frames.raw\"") { c, text in
+            .string("camera.source", allowed: "\"auto\", \"test\", a device such as \"/dev/video0\", \"libcamera\" or \"libcamera:ID\" (a camera `kioskcam probe` lists), or \"file:/path/to/frames.raw\"") { c, text in
                 guard let source = CameraSource(parsing: text) else { return false }
                 c.camera.source = source
                 return true

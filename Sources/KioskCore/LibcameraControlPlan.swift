@@ -1,0 +1,120 @@
+/// Our camera settings (`camera.zoom`, `focus`, `exposure`, `white_balance`,
+/// `brightness`, `contrast`) as libcamera controls — pure, so the mapping is tested
+/// without a camera. V4L2 takes these numbers in each device's own units; libcamera's
+/// controls have fixed units, so the numbers mean:
+///
+/// - `exposure` N: ExposureTime of N × 100 µs (V4L2's exposure_time_absolute unit), AE off;
+///   `auto`: AeEnable.
+/// - `analogue_gain` has no setting of ours; the camera's AE keeps it.
+/// - `white_balance` N: ColourTemperature N kelvin, AWB off; `auto`: AwbEnable.
+/// - `focus` N: LensPosition N / 100 dioptres (100 = 1 m), AfMode manual; `auto`:
+///   AfMode continuous.
+/// - `zoom` N: percent, 100 = the whole picture, 200 = twice as close, through ScalerCrop.
+/// - `brightness` N: Brightness N / 100 (−100…100 → −1…1); `contrast` N: Contrast N / 100
+///   (100 = normal).
+///
+/// Each only where the camera offers the control; the others are named in `notes`.
+public struct LibcameraControlPlan: Equatable, Sendable {
+    public struct Setting: Equatable, Sendable {
+        public var name: String
+        public var value: Double
+        public init(_ name: String, _ value: Double) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// Controls to set, in order (the mode before its value).
+    public var settings: [Setting] = []
+    /// The ScalerCrop for the zoom, nil for none.
+    public var crop: CropRectangle?
+    /// One line per configured setting: what is set, or why not.
+    public var notes: [String] = []
+
+    /// libcamera's AfMode values.
+    public static let afModeManual = 0.0, afModeContinuous = 2.0
+
+    /// - Parameters:
+    ///   - offered: The camera's control names.
+    ///   - cropMaximum: Its largest ScalerCrop, nil when it has none.
+    ///   - aspect: The stream's size: the crop keeps its shape.
+    public init(zoom: Int?, focus: Configuration.ControlSetting?, exposure: Configuration.ControlSetting?,
+                whiteBalance: Configuration.ControlSetting?, brightness: Int?, contrast: Int?,
+                offered: Set<String>, cropMaximum: CropRectangle?, aspect: FrameSize) {
+        func add(_ setting: String, _ controls: [Setting], text: String) {
+            let missing = controls.map(\.name).filter { !offered.contains($0) }
+            if missing.isEmpty {
+                settings += controls
+                notes.append("\(setting): \(text)")
+            } else {
+                notes.append("\(setting): the camera has no \(missing.joined(separator: "/")) control")
+            }
+        }
+        switch exposure {
+        case .automatic?: add("exposure", [Setting("AeEnable", 1)], text: "automatic")
+        case .value(let v)?:
+            add("exposure", [Setting("AeEnable", 0), Setting("ExposureTime", Double(max(v, 1)) * 100)],
+                text: "\(max(v, 1) * 100) µs")
+        case nil: break
+        }
+        switch whiteBalance {
+        case .automatic?: add("white_balance", [Setting("AwbEnable", 1)], text: "automatic")
+        case .value(let v)?:
+            add("white_balance", [Setting("AwbEnable", 0), Setting("ColourTemperature", Double(v))], text: "\(v) K")
+        case nil: break
+        }
+        switch focus {
+        case .automatic?: add("focus", [Setting("AfMode", Self.afModeContinuous)], text: "continuous autofocus")
+        case .value(let v)?:
+            add("focus", [Setting("AfMode", Self.afModeManual), Setting("LensPosition", Double(max(v, 0)) / 100)],
+                text: "lens at \(Double(max(v, 0)) / 100) dioptres")
+        case nil: break
+        }
+        if let brightness { add("brightness", [Setting("Brightness", Double(brightness) / 100)], text: "\(Double(brightness) / 100)") }
+        if let contrast { add("contrast", [Setting("Contrast", Double(contrast) / 100)], text: "\(Double(contrast) / 100)") }
+        if let zoom {
+            if let cropMaximum {
+                let crop = Self.crop(zoomPercent: zoom, within: cropMaximum, aspect: aspect)
+                self.crop = crop
+                notes.append("zoom: \(max(zoom, 100)) % (ScalerCrop \(crop))")
+            } else {
+                notes.append("zoom: the camera has no ScalerCrop control")
+            }
+        }
+    }
+
+    /// The centred crop for a zoom, with the stream's shape, inside `maximum`; even
+    /// numbers, at least 2x2. Zoom below 100 % is the whole area.
+    public static func crop(zoomPercent: Int, within maximum: CropRectangle, aspect: FrameSize) -> CropRectangle {
+        let zoom = Double(max(zoomPercent, 100)) / 100
+        var width = Double(maximum.width) / zoom
+        var height = Double(maximum.height) / zoom
+        // The stream's shape, inside the zoomed area.
+        if aspect.width > 0, aspect.height > 0 {
+            let shape = Double(aspect.width) / Double(aspect.height)
+            if width / height > shape { width = height * shape } else { height = width / shape }
+        }
+        let w = max(Int(width) & ~1, 2), h = max(Int(height) & ~1, 2)
+        let cropWidth = min(w, maximum.width), cropHeight = min(h, maximum.height)
+        return CropRectangle(x: maximum.x + (((maximum.width - cropWidth) / 2) & ~1),
+                             y: maximum.y + (((maximum.height - cropHeight) / 2) & ~1),
+                             width: cropWidth, height: cropHeight)
+    }
+}
+
+/// A rectangle of sensor pixels (libcamera's Rectangle).
+public struct CropRectangle: Hashable, Sendable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    public var description: String { "\(width)x\(height)+\(x)+\(y)" }
+}
