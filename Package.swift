@@ -64,6 +64,13 @@ let package = Package(
             name: "KioskV4L2",
             dependencies: ["KioskCore", "KioskWakeUp", "KioskMedia", "CV4L2", .product(name: "SystemPackage", package: "swift-system")]
         ),
+        /// Thin Swift over libcamera (through CLibcamera): Raspberry Pi camera modules and
+        /// other cameras whose ISP lives in libcamera, as a `VideoSource`.
+        .target(
+            name: "KioskLibcamera",
+            dependencies: ["KioskCore", "KioskWakeUp", "KioskV4L2", "CLibcamera",
+                           .product(name: "SystemPackage", package: "swift-system")]
+        ),
         /// Thin Swift over alsa-lib: capture with xrun recovery, device listing.
         .target(name: "KioskALSA", dependencies: ["KioskCore", "KioskWakeUp", "CALSA"]),
         /// Thin Swift over libgpiod 1.6 (v1 API): buttons with edge events, the status LED.
@@ -116,8 +123,8 @@ let package = Package(
         .target(
             name: "KioskAppliance",
             dependencies: [
-                "KioskCore", "KioskWakeUp", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
-                "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskMQTT", "KioskUpload", "CSystemd",
+                "KioskCore", "KioskWakeUp", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskLibcamera",
+                "KioskALSA", "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskMQTT", "KioskUpload", "CSystemd",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -126,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "kioskcam",
             dependencies: [
-                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA",
+                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskLibcamera", "KioskALSA",
                 "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskAppliance", "KioskUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -153,6 +160,7 @@ let package = Package(
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskWakeUp"]),
         .testTarget(name: "KioskV4L2Tests", dependencies: ["KioskV4L2", "KioskMedia", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskLibcameraTests", dependencies: ["KioskLibcamera", "CLibcamera", "KioskCore"]),
         .testTarget(name: "KioskALSATests", dependencies: ["KioskALSA", "KioskCore"]),
         .testTarget(name: "KioskMediaTests", dependencies: ["KioskMedia", "KioskCore", "KioskTestSupport"]),
         .testTarget(

@@ -6,6 +6,7 @@ import KioskRecording
 import KioskSources
 import KioskALSA
 import KioskV4L2
+import KioskLibcamera
 import Logging
 
 /// Something done with a V4L2 camera each time it is opened again after an unplug
@@ -26,7 +27,15 @@ public enum SourceFactory {
         switch camera.source {
         case .device(let path):
             return try openV4L2(path, configuration, logger: logger, reopened: reopened)
+        case .libcamera(let id):
+            return try openLibcamera(id, configuration, logger: logger)
         case .automatic:
+            // libcamera first: a Raspberry Pi camera module is only usable through it (its
+            // /dev/video nodes give raw sensor data). Where it lists nothing, as before.
+            if let manager = try? LibcameraManager(), let id = manager.cameraIDs.first {
+                logger.notice("camera: auto: libcamera lists \(manager.cameraIDs.count) camera(s); using the first, \(id)")
+                return try openLibcamera(id, configuration, logger: logger)
+            }
             if let found = V4L2Discovery.cameras().first {
                 return try openV4L2(found.path, configuration, logger: logger, reopened: reopened)
             }
@@ -109,6 +118,38 @@ public enum SourceFactory {
         // about the recording; here only the camera's own progress is logged.
         return CameraSupervisor(camera: first, open: { try open(again: true) }) { health in
             if case .running = health { logger.info("camera \(path) is delivering frames") }
+        }
+    }
+
+    /// Opens a libcamera camera (nil: the first it lists), applies the configured
+    /// controls, and puts it under a supervisor that reopens it after a disconnect.
+    private static func openLibcamera(_ id: String?, _ configuration: Configuration, logger: Logger) throws -> VideoSource {
+        let c = configuration.camera
+        let request = CameraFormatRequest(size: c.size, framesPerSecond: c.framesPerSecond, preferredFourCC: c.pixelFormat?.rawValue)
+        let manager: LibcameraManager
+        do {
+            manager = try LibcameraManager()
+        } catch {
+            throw ApplianceError("\(error)")
+        }
+        @Sendable func open() throws -> LibcameraCamera {
+            let camera = try LibcameraCamera(manager: manager, id: id, request: request, noFrameTimeout: c.lostAfterSeconds)
+            for line in camera.apply(zoom: c.zoom, focus: c.focus, exposure: c.exposure, whiteBalance: c.whiteBalance,
+                                     brightness: c.brightness, contrast: c.contrast) {
+                logger.info("\(camera.name): \(line)")
+            }
+            return camera
+        }
+        let first: LibcameraCamera
+        do {
+            first = try open()
+        } catch {
+            throw ApplianceError("\(error)")
+        }
+        let model = first.model.isEmpty ? "" : " (\(first.model))"
+        logger.info("camera: \(first.name)\(model), libcamera \(LibcameraManager.version): \(first.negotiation)")
+        return CameraSupervisor(camera: first, open: { try open() }) { [name = first.name] health in
+            if case .running = health { logger.info("camera \(name) is delivering frames") }
         }
     }
 

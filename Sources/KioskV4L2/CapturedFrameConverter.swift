@@ -8,9 +8,10 @@ import KioskMedia
 /// on recorded frames in tests.
 // @unchecked: it holds FFmpeg's MJPEG decoder (C pointers); only the capture thread uses
 // it, one run after another (`V4L2Camera` joins one before starting the next).
-final class CapturedFrameConverter: @unchecked Sendable {
+// `package`: the libcamera source hands its frames on through the same two steps.
+package final class CapturedFrameConverter: @unchecked Sendable {
     /// Why a frame was not delivered.
-    enum Drop: Error, Equatable {
+    package enum Drop: Error, Equatable {
         /// Every pooled buffer is still on its way to the encoder.
         case noBuffer
         /// Flagged as erroneous by the driver, shorter than its format, or an undecodable JPEG.
@@ -18,7 +19,7 @@ final class CapturedFrameConverter: @unchecked Sendable {
     }
 
     /// A frame between the two steps.
-    enum Staged {
+    package enum Staged {
         case ready(MediaBuffer)
         case jpeg(MediaBuffer)
         case dropped(Drop)
@@ -26,7 +27,7 @@ final class CapturedFrameConverter: @unchecked Sendable {
 
     private let packing: FramePacking?
     private let decoder: MJPEGDecoder?
-    let pool: BufferPool
+    package let pool: BufferPool
 
     /// - Parameters:
     ///   - delivery: Raw layout or MJPEG.
@@ -35,7 +36,7 @@ final class CapturedFrameConverter: @unchecked Sendable {
     ///   - maximumFrameBytes: The driver's `sizeimage` (JPEG buffer sizing).
     ///   - bufferCount: Pooled output frames.
     /// - Throws: `MediaError` when the MJPEG decoder cannot be opened.
-    init(delivery: CameraDelivery, size: FrameSize, bytesPerLine: Int, maximumFrameBytes: Int, bufferCount: Int) throws(MediaError) {
+    package init(delivery: CameraDelivery, size: FrameSize, bytesPerLine: Int, maximumFrameBytes: Int, bufferCount: Int) throws(MediaError) {
         switch delivery {
         case .raw(let layout):
             packing = FramePacking(format: layout, size: size, bytesPerLine: bytesPerLine)
@@ -49,7 +50,7 @@ final class CapturedFrameConverter: @unchecked Sendable {
 
     /// The frame's size when the driver's buffer already is the frame, byte for byte (a
     /// raw layout without row padding): it can be handed on without a copy. Nil otherwise.
-    var packedByteCountWithoutCopy: Int? {
+    package var packedByteCountWithoutCopy: Int? {
         guard let packing, packing.isTight else { return nil }
         return packing.packedByteCount
     }
@@ -58,7 +59,7 @@ final class CapturedFrameConverter: @unchecked Sendable {
     /// - Parameters:
     ///   - source: The buffer's used bytes.
     ///   - flaggedError: The driver set V4L2_BUF_FLAG_ERROR.
-    func copyOut(_ source: UnsafeRawBufferPointer, flaggedError: Bool) -> Staged {
+    package func copyOut(_ source: UnsafeRawBufferPointer, flaggedError: Bool) -> Staged {
         if flaggedError { return .dropped(.corrupt) }
         guard let buffer = pool.take() else { return .dropped(.noBuffer) }
         if let packing {
@@ -72,7 +73,7 @@ final class CapturedFrameConverter: @unchecked Sendable {
 
     /// Step 2, after the driver's buffer went back.
     /// - Returns: The filled, tightly packed frame, or why it was dropped.
-    func finish(_ staged: Staged) -> Result<MediaBuffer, Drop> {
+    package func finish(_ staged: Staged) -> Result<MediaBuffer, Drop> {
         switch staged {
         case .ready(let buffer):
             return .success(buffer)

@@ -331,7 +331,7 @@ public final class V4L2Camera: VideoSource, Sendable {
     }
 
     /// "5 s", "2.5 s".
-    static func seconds(_ value: Double) -> String {
+    package static func seconds(_ value: Double) -> String {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }
@@ -450,8 +450,10 @@ final class MappedBuffers: @unchecked Sendable {
 }
 
 /// CLOCK_MONOTONIC, and V4L2 buffer timestamps on it.
-struct CaptureClock: MonotonicClock {
-    func now() -> MonotonicInstant {
+package struct CaptureClock: MonotonicClock {
+    package init() {}
+
+    package func now() -> MonotonicInstant {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return MonotonicInstant(nanoseconds: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))

@@ -24,7 +24,7 @@ struct MotionTune: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: ArgumentHelp("Camera: auto, test, a device such as /dev/video0, or file:PATH with raw frames.", valueName: "source"))
+    @Option(help: ArgumentHelp("Camera: auto, test, a device such as /dev/video0, libcamera or libcamera:ID, or file:PATH with raw frames.", valueName: "source"))
     var camera: String?
 
     @Option(help: ArgumentHelp("Frame size, e.g. 1280x720.", valueName: "WxH"))

@@ -1,18 +1,24 @@
 import ArgumentParser
 import Foundation
 import KioskALSA
+import KioskCore
+import KioskLibcamera
 import KioskV4L2
 
 /// `kioskcam probe`: what cameras and microphones this machine has, and what they can do.
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List cameras (V4L2) and microphones (ALSA) with their formats, sizes, rates and controls."
+        abstract: "List cameras (libcamera, V4L2) and microphones (ALSA) with their formats, sizes, rates and controls."
     )
 
     @Flag(help: "Print JSON (for scripts) instead of text.")
     var json = false
 
     struct Report: Codable {
+        /// libcamera's cameras (camera.source = "libcamera:ID"); empty where it lists none.
+        var libcameraCameras: [LibcameraCameraDescription]
+        /// Why libcamera could not be asked, if it could not.
+        var libcameraError: String?
         var cameras: [CameraDescription]
         var skipped: [DiscoveryReport.Skipped]
         var microphones: [ALSACaptureDevice]
@@ -20,13 +26,22 @@ struct Probe: ParsableCommand {
 
     func run() throws {
         let discovery = V4L2Discovery.scan()
-        let report = Report(cameras: discovery.cameras, skipped: discovery.skipped, microphones: ALSADevices.captureDevices())
+        var libcameraCameras: [LibcameraCameraDescription] = []
+        var libcameraError: String?
+        do {
+            libcameraCameras = try LibcameraManager().describeCameras()
+        } catch {
+            libcameraError = error.description
+        }
+        let report = Report(libcameraCameras: libcameraCameras, libcameraError: libcameraError, cameras: discovery.cameras,
+                            skipped: discovery.skipped, microphones: ALSADevices.captureDevices())
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
             return
         }
+        printLibcamera(report)
         print("Cameras:")
         if report.cameras.isEmpty { print("  none found (kioskcam will use its built-in test pattern)") }
         for camera in report.cameras {
@@ -55,4 +70,30 @@ struct Probe: ParsableCommand {
             print(line)
         }
     }
+
+    /// libcamera's cameras: what `camera.source = "libcamera:ID"` names, formats by
+    /// libcamera's names with the V4L2 fourcc of the same bytes.
+    private func printLibcamera(_ report: Report) {
+        print("libcamera cameras (libcamera \(LibcameraManager.version)):")
+        if let error = report.libcameraError { print("  libcamera did not start: \(error)") }
+        if report.libcameraCameras.isEmpty, report.libcameraError == nil { print("  none listed") }
+        for camera in report.libcameraCameras {
+            print("  libcamera:\(camera.id)\(camera.model.isEmpty ? "" : ": \(camera.model)")")
+            if let error = camera.error { print("    \(error)") }
+            for format in camera.formats {
+                let fourcc = LibcameraStreamChoice.fourcc(ofLibcameraName: format.name)
+                var sizes = format.sizes.prefix(8).map(\.description).joined(separator: " ")
+                if format.sizes.count > 8 { sizes += " …" }
+                if let range = format.range {
+                    sizes += (sizes.isEmpty ? "" : "; ") + "\(range.minimum)…\(range.maximum)"
+                }
+                print("    \(format.name)\(fourcc.map { " (\($0))" } ?? " (not usable by kioskcam)"): \(sizes)")
+            }
+            let controls = camera.controls.map { "\($0.name) [\(Self.number($0.minimum))…\(Self.number($0.maximum))]" }
+            if !controls.isEmpty { print("    controls: \(controls.prefix(16).joined(separator: ", "))\(controls.count > 16 ? ", …" : "")") }
+        }
+    }
+
+    /// "100", "0.5".
+    private static func number(_ value: Double) -> String { String(format: "%g", value) }
 }

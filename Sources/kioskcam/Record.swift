@@ -28,7 +28,7 @@ struct Record: ParsableCommand {
     @Flag(help: "Record sound only, as AAC in .m4a under audio/.")
     var audioOnly = false
 
-    @Option(help: ArgumentHelp("Camera: auto, test, a device such as /dev/video0, or file:PATH with raw frames.", valueName: "source"))
+    @Option(help: ArgumentHelp("Camera: auto, test, a device such as /dev/video0, libcamera or libcamera:ID, or file:PATH with raw frames.", valueName: "source"))
     var camera: String?
 
     @Option(help: ArgumentHelp("Microphone: auto, alsa:DEVICE (alsa:hw:1,0, alsa:plughw:1,0), tone, silence, none, or file:PATH.wav.", valueName: "source"))
