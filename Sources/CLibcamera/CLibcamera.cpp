@@ -34,6 +34,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
@@ -82,9 +84,11 @@ struct SharedManager {
     int users = 0;
 };
 
+/// Never destroyed: a camera left running (klc_camera_end_failed) must not meet
+/// CameraManager's destructor at exit.
 SharedManager &shared() {
-    static SharedManager instance;
-    return instance;
+    static SharedManager *instance = new SharedManager;
+    return *instance;
 }
 
 /// The one video stream's configuration, generated for the VideoRecording role.
@@ -150,6 +154,9 @@ struct klc_camera {
 
     int eventFD = -1;
     std::mutex lock;
+    std::condition_variable changed;
+    /// Left running after a failure (see klc_camera_end_failed): never freed.
+    bool abandoned = false;
     std::deque<Request *> completed;
     bool disconnected = false;
     /// Controls waiting for the next queued request.
@@ -176,6 +183,7 @@ struct klc_camera {
             std::lock_guard<std::mutex> guard(lock);
             disconnected = true;
         }
+        changed.notify_all();
         signal();
     }
 
@@ -280,6 +288,8 @@ klc_camera *klc_camera_get(klc_manager *manager, const char *id, klc_error *erro
 
 void klc_camera_close(klc_camera *camera) {
     if (!camera) return;
+    // Still running inside libcamera, and completing into this handle: kept, whole.
+    if (camera->abandoned) return;
     klc_camera_stop(camera);
     camera->camera->requestCompleted.disconnect(camera);
     camera->camera->disconnected.disconnect(camera);
@@ -498,6 +508,15 @@ int klc_camera_configure(klc_camera *camera, const char *format, uint32_t width,
     if (buffer_count > 0) stream.bufferCount = buffer_count;
     keepSensorOrientation(*config);
     CameraConfiguration::Status status = config->validate();
+    // 4:2:0 video needs even sizes; a pipeline's alignment can make one odd (vimc in
+    // libcamera 0.0.3 scales by 3: 640 becomes 639). Ask for one less until it is even.
+    for (int attempt = 0; attempt < 4 && status != CameraConfiguration::Invalid
+                          && (stream.size.width % 2 || stream.size.height % 2); ++attempt) {
+        stream.size = Size(stream.size.width - stream.size.width % 2, stream.size.height - stream.size.height % 2);
+        if (stream.size.width == 0 || stream.size.height == 0) break;
+        if (config->validate() == CameraConfiguration::Invalid) status = CameraConfiguration::Invalid;
+        else status = CameraConfiguration::Adjusted;
+    }
     if (status == CameraConfiguration::Invalid) {
         fail(error, KLC_INVALID, EINVAL, "camera %s cannot deliver %s %ux%u", id.c_str(), format, width, height);
         return -1;
@@ -639,6 +658,30 @@ void klc_camera_stop(klc_camera *camera) {
     camera->camera->stop();
     std::lock_guard<std::mutex> guard(camera->lock);
     camera->completed.clear();
+}
+
+int klc_camera_end_failed(klc_camera *camera, int wait_ms) {
+    if (!camera || !camera->running) return 1;
+    bool gone;
+    {
+        std::unique_lock<std::mutex> guard(camera->lock);
+        gone = camera->changed.wait_for(guard, std::chrono::milliseconds(std::max(wait_ms, 0)),
+                                        [camera] { return camera->disconnected; });
+    }
+    if (gone) {
+        // A disconnected camera's stop() returns at once, without touching the pipeline.
+        klc_camera_stop(camera);
+        return 1;
+    }
+    // libcamera 0.0.3 asserts in stop() when the device vanished before it noticed
+    // (a request stuck in the pipeline), aborting the process: leave it running, and
+    // keep this handle and the shared manager alive for the rest of the process.
+    camera->running = false;
+    camera->abandoned = true;
+    SharedManager &instance = shared();
+    std::lock_guard<std::mutex> guard(instance.lock);
+    instance.users += 1;
+    return 0;
 }
 
 int klc_camera_event_fd(klc_camera *camera) { return camera ? camera->eventFD : -1; }

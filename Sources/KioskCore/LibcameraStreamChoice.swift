@@ -43,16 +43,14 @@ public enum LibcameraStreamChoice {
         let translated = offers.map { offer -> CameraFormatOffer in
             // Unknown names keep libcamera's name, so errors list them as not recordable.
             let fourcc = fourcc(ofLibcameraName: offer.name) ?? offer.name
-            let sizes: [CameraSizeOffer]
-            if !offer.sizes.isEmpty {
-                sizes = offer.sizes.map { CameraSizeOffer(.discrete($0), rates: .unknown) }
-            } else if let range = offer.range {
-                sizes = [CameraSizeOffer(.stepwise(minimum: range.minimum, maximum: range.maximum,
-                                                   step: FrameSize(width: max(range.step.width, 1),
-                                                                   height: max(range.step.height, 1))),
-                                         rates: .unknown)]
-            } else {
-                sizes = []
+            // Listed sizes, and the range: a pipeline's ISP or scaler makes any size in the
+            // range, so an exact request inside it wins over a listed larger size.
+            var sizes = offer.sizes.map { CameraSizeOffer(.discrete($0), rates: .unknown) }
+            if let range = offer.range {
+                sizes.append(CameraSizeOffer(.stepwise(minimum: range.minimum, maximum: range.maximum,
+                                                       step: FrameSize(width: max(range.step.width, 1),
+                                                                       height: max(range.step.height, 1))),
+                                             rates: .unknown))
             }
             return CameraFormatOffer(fourcc: fourcc, description: offer.name, sizes: sizes)
         }

@@ -67,6 +67,9 @@ public final class LibcameraCamera: VideoSource, Sendable {
     /// Buffers always left with the camera: below this a frame is copied out and its
     /// request queued again at once, so a slow consumer never starves the camera.
     static let buffersKeptQueued = 2
+    /// How long a failed stream waits for libcamera to report the camera gone before it
+    /// is stopped (or, not reported, left running: see `klc_camera_end_failed`).
+    static let disconnectWaitMilliseconds: Int32 = 3000
 
     /// Opens the camera `id` (nil: libcamera's first) and configures its video stream.
     /// - Parameters:
@@ -187,12 +190,18 @@ public final class LibcameraCamera: VideoSource, Sendable {
         }
         _ = wakeUp.drain()
         streaming.start(name: "kioskcam.camera.libcamera") { [self] in
-            let end = capture(into: sink)
+            var end = capture(into: sink)
             state.withLock {
                 $0.streaming = false
                 $0.returned.removeAll()
             }
-            klc_camera_stop(handle.pointer)
+            if case .failed(let reason) = end {
+                if klc_camera_end_failed(handle.pointer, Self.disconnectWaitMilliseconds) == 0 {
+                    end = .failed(reason + " (libcamera has not seen it go, so it is left running until kioskcam restarts)")
+                }
+            } else {
+                klc_camera_stop(handle.pointer)
+            }
             state.withLock { $0.running = false }
             sink.videoSourceEnded(name, end)
         }

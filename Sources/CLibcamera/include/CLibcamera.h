@@ -149,6 +149,14 @@ int klc_camera_start(klc_camera *camera, int64_t frame_duration_us, klc_error *e
 /** Stops streaming (completes every queued request as cancelled, then drops them). */
 void klc_camera_stop(klc_camera *camera);
 
+/**
+ * Ends a stream that failed (no frames, or a disconnect). Waits up to `wait_ms` for libcamera
+ * to report the camera disconnected; then stops it and returns 1. Otherwise the camera is
+ * left running and the handle is kept for the rest of the process (its close does nothing):
+ * libcamera 0.0.3 aborts in stop() when the device vanished before it noticed. Returns 0 then.
+ */
+int klc_camera_end_failed(klc_camera *camera, int wait_ms);
+
 /** Readable when a completed request is waiting, or the camera was disconnected. */
 int klc_camera_event_fd(klc_camera *camera);
 
