@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# HIL scenario: kioskcam's libcamera camera source against libcamera's own vimc pipeline
+# and the vimc driver (built out of tree by scripts/hil/prepare). Run on the host with:
+#   scripts/hil/run-guest scripts/hil/scenarios/libcamera.sh
+# Needs the debug build (swift build) — the guest sees the host's files.
+set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
+
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "${HIL_LIB:-$(dirname "${BASH_SOURCE[0]}")/../lib.sh}"
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+KIOSKCAM=${KIOSKCAM:-${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}/kioskcam}
+WORK=/tmp/hil-libcamera
+# Small, as TCG is slow; vivid offers 320x180 too, so both paths are measured at one size.
+SIZE=320x180
+FPS=15
+mkdir -p "$WORK"
+printf '[encoder]\npreset = "ultrafast"\n' >"$WORK/kioskcam.toml"
+export HOME=$WORK   # nothing of the host's home is writable here
+
+if [[ ! -x $KIOSKCAM ]]; then
+    hil_fail "kioskcam binary" "$KIOSKCAM missing: run swift build first"
+    hil_summary
+    exit 1
+fi
+
+# --- devices ----------------------------------------------------------------------------
+# modprobe loads vimc's dependencies (mc, videodev, videobuf2-*, v4l2-tpg) from the guest
+# module tree, where prepare put vimc.ko (extra/) and ran depmod.
+if hil_modprobe vimc 2>"$WORK/modprobe.err" && hil_wait_for 10 test -d /sys/bus/platform/drivers/vimc/vimc.0; then
+    hil_pass "vimc: loaded (vimc.0)"
+else
+    hil_fail "vimc: loaded" "$(tail -n 1 "$WORK/modprobe.err")"
+fi
+# libcamera enumerates cameras through libudev: udevd must have seen the devices.
+export SYSTEMD_IGNORE_CHROOT=1
+/lib/systemd/systemd-udevd >"$WORK/udevd.log" 2>&1 &
+UDEVD=$!
+sleep 1
+udevadm trigger --action=add && udevadm settle --timeout=30
+if cam -l >"$WORK/cam-l.txt" 2>&1 && grep -q "vimc" "$WORK/cam-l.txt"; then
+    hil_pass "cam -l lists vimc: $(grep vimc "$WORK/cam-l.txt" | head -n 1 | sed 's/^ *//')"
+else
+    hil_fail "cam -l lists vimc" "$(tail -n 2 "$WORK/cam-l.txt" | tr '\n' ' ')"
+fi
+
+# --- probe ------------------------------------------------------------------------------
+if "$KIOSKCAM" probe --json >"$WORK/probe.json" 2>"$WORK/probe.err"; then
+    if python3 - "$WORK/probe.json" <<'EOF'
+import json, sys
+cameras = json.load(open(sys.argv[1]))["libcameraCameras"]
+vimc = [c for c in cameras if "vimc" in c["id"]]
+assert vimc, "no vimc camera in %r" % [c["id"] for c in cameras]
+names = {f["name"] for f in vimc[0]["formats"]}
+assert names & {"RGB888", "BGR888"}, "vimc's formats: %s" % sorted(names)
+EOF
+    then hil_pass "probe --json lists vimc's camera with RGB888/BGR888"
+    else hil_fail "probe --json lists vimc's camera" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["libcameraCameras"])' "$WORK/probe.json" 2>&1 | tail -n 1)"
+    fi
+    "$KIOSKCAM" probe 2>/dev/null | sed -n '/^libcamera/,/^Cameras/p' | sed 's/^/HIL: probe: /'
+else
+    hil_fail "probe --json" "$(tail -n 2 "$WORK/probe.err" | tr '\n' ' ')"
+fi
+
+# --- warm-up: page the libraries in over 9p (seconds under TCG); not checked -------------
+"$KIOSKCAM" record --config "$WORK/kioskcam.toml" --camera libcamera --size "$SIZE" --fps "$FPS" --mic none \
+    --duration 1s --root "$WORK/warm-up" --quiet >/dev/null 2>&1
+
+# --- record -----------------------------------------------------------------------------
+if file=$("$KIOSKCAM" record --config "$WORK/kioskcam.toml" --camera libcamera --size "$SIZE" --fps "$FPS" --mic none \
+        --duration 3s --root "$WORK/media" 2>"$WORK/record.log"); then
+    read -r codec size duration frames <<<"$(ffprobe -v error -count_frames -select_streams v:0 \
+        -show_entries stream=codec_name,width,height,nb_read_frames:format=duration -of default=nw=1:nk=1 "$file" \
+        | tr '\n' ' ' | awk '{print $1, $2 "x" $3, $5, $4}')"
+    # libcamera may align the size (0.0.3's vimc pipeline scales by 3: 320 becomes 318);
+    # kioskcam logs what it set, and the file must have that size.
+    set_size=$(grep -o "libcamera set [0-9]*x[0-9]*" "$WORK/record.log" | head -n 1 | awk '{print $3}')
+    expected=${set_size:-$SIZE}
+    if [[ $codec == h264 && $size == "$expected" ]] && python3 -c "import sys; sys.exit(0 if abs($duration - 3.0) <= 0.3 else 1)"; then
+        hil_pass "record --camera libcamera: H.264 $size${set_size:+ (asked $SIZE, libcamera set $set_size)}, $duration s ($frames frames)"
+    else
+        hil_fail "record --camera libcamera: H.264 $expected of 3 s" "codec $codec, $size, $duration s, $frames frames"
+    fi
+    grep -h "camera" "$WORK/record.log" | head -n 3 | sed 's/^/HIL: /'
+else
+    hil_fail "record --camera libcamera" "$(tail -n 3 "$WORK/record.log" | tr '\n' ' ')"
+fi
+
+# --- CPU per frame: libcamera (vimc) against V4L2 (vivid), same size and settings ---------
+# The process's user+system CPU seconds (bash `time`) over the frames in its file. vimc
+# gives RGB (converted to 4:2:0 by kioskcam), so vivid is measured both in RGB (the same
+# conversion: the path's own cost) and as it chooses (YU12: no conversion).
+# vimc holds /dev/video0-3, so vivid's node is found by its name.
+vivid_node() { for d in /sys/class/video4linux/video*; do grep -q vivid "$d/name" 2>/dev/null && echo "/dev/${d##*/}"; done | head -n 1; }
+has_vivid() { [[ -n $(vivid_node) && -c $(vivid_node) ]]; }
+if ! hil_modprobe vivid n_devs=1 node_types=0x1 2>"$WORK/modprobe-vivid.err" || ! hil_wait_for 10 has_vivid; then
+    hil_fail "vivid: loaded" "$(tail -n 1 "$WORK/modprobe-vivid.err")"
+fi
+vivid=$(vivid_node)
+# cpu_per_frame NAME ARGS...: records 6 s, prints "CPU_SECONDS FRAMES MILLISECONDS_PER_FRAME".
+cpu_per_frame() {
+    local name=$1 out cpu file frames
+    shift
+    TIMEFORMAT='%U %S'
+    out=$( { time "$KIOSKCAM" record --config "$WORK/kioskcam.toml" --size "$SIZE" --fps "$FPS" --mic none \
+        --duration 6s --root "$WORK/cpu-$name" --quiet "$@" >"$WORK/cpu-$name.out" 2>"$WORK/cpu-$name.log"; } 2>&1 ) || return 1
+    cpu=$(awk '{print $1 + $2}' <<<"$out")
+    file=$(cat "$WORK/cpu-$name.out")
+    frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$file")
+    awk -v c="$cpu" -v f="$frames" 'BEGIN { if (f > 0) printf "%.2f %d %.2f\n", c, f, 1000 * c / f; else exit 1 }'
+}
+if [[ -n $vivid ]] && read -r lc_cpu lc_frames lc_ms <<<"$(cpu_per_frame libcamera --camera libcamera)" \
+    && read -r rgb_cpu rgb_frames rgb_ms <<<"$(cpu_per_frame vivid-rgb --camera "$vivid" --pixel-format BGR3)" \
+    && read -r yuv_cpu yuv_frames yuv_ms <<<"$(cpu_per_frame vivid-yuv --camera "$vivid")"; then
+    ratio_rgb=$(awk -v a="$lc_ms" -v b="$rgb_ms" 'BEGIN { printf "%.2f", a / b }')
+    ratio_yuv=$(awk -v a="$lc_ms" -v b="$yuv_ms" 'BEGIN { printf "%.2f", a / b }')
+    hil_log "CPU per frame at $SIZE, $FPS fps, 6 s: libcamera (vimc, RGB888) $lc_ms ms ($lc_cpu s / $lc_frames frames);" \
+        "V4L2 (vivid, BGR3) $rgb_ms ms ($rgb_cpu s / $rgb_frames); V4L2 (vivid, as negotiated) $yuv_ms ms ($yuv_cpu s / $yuv_frames)"
+    hil_log "CPU per frame ratio libcamera/V4L2: $ratio_rgb (same RGB layout), $ratio_yuv (vivid in its own choice)"
+    printf 'libcamera_ms=%s v4l2_rgb_ms=%s v4l2_yuv_ms=%s ratio_rgb=%s ratio_yuv=%s\n' \
+        "$lc_ms" "$rgb_ms" "$yuv_ms" "$ratio_rgb" "$ratio_yuv" >"$HIL_RESULTS/cpu-per-frame.txt"
+    hil_pass "CPU per frame measured: libcamera/V4L2 = $ratio_rgb (same layout)"
+else
+    hil_fail "CPU per frame measured" "$(tail -n 2 "$WORK"/cpu-*.log 2>/dev/null | tr '\n' ' ')"
+fi
+hil_modprobe -r vivid 2>/dev/null
+
+# --- unplug: vimc unbound mid-recording ---------------------------------------------------
+root=$WORK/media-unplug
+log=$WORK/record-unplug.log
+"$KIOSKCAM" record --config "$WORK/kioskcam.toml" --camera libcamera --size "$SIZE" --fps "$FPS" --mic none \
+    --root "$root" >"$WORK/unplug.out" 2>"$log" &
+RECORDER=$!
+count_videos() { find "$root/video" -name '*.mp4' 2>/dev/null | wc -l; }
+count_parts() { find "$root/.incoming" -name '*.part' 2>/dev/null | wc -l; }
+has_video() { (($(count_videos) >= 1)); }
+has_part() { (($(count_parts) >= 1)); }
+if hil_wait_for 30 has_part; then
+    sleep 3
+    # What removing the camera does: the media device and its video nodes go away.
+    echo vimc.0 >/sys/bus/platform/drivers/vimc/unbind
+    if hil_wait_for 20 has_video; then
+        first=$(find "$root/video" -name '*.mp4' | sort | head -n 1)
+        seconds=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$first" 2>/dev/null || echo 0)
+        if python3 -c "import sys; sys.exit(0 if float('${seconds:-0}') >= 2.0 else 1)"; then
+            hil_pass "unplug: the part recorded before the unbind is finished and plays (${seconds} s)"
+        else
+            hil_fail "unplug: the finished part plays" "duration '${seconds}'"
+        fi
+    else
+        hil_fail "unplug: the recording is finished" "no file in the library 20 s after the unbind"
+    fi
+    if kill -0 "$RECORDER" 2>/dev/null; then hil_pass "unplug: kioskcam stays up"; else hil_fail "unplug: kioskcam stays up" "it exited: $(tail -n 2 "$log" | tr '\n' ' ')"; fi
+    if grep -q "camera lost" "$log"; then
+        hil_pass "unplug: a clear log line ($(grep -o 'camera lost.*' "$log" | head -n 1 | cut -c1-160))"
+    else
+        hil_fail "unplug: reports camera lost" "$(tail -n 3 "$log" | tr '\n' ' ')"
+    fi
+    kill -TERM "$RECORDER"
+    wait "$RECORDER"
+    status=$?
+    if ((status == 0)); then hil_pass "SIGTERM after the unplug: exit 0"; else hil_fail "SIGTERM after the unplug: exit 0" "exit $status: $(tail -n 2 "$log" | tr '\n' ' ')"; fi
+    bad=0
+    while read -r file; do
+        ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$file" >/dev/null 2>&1 || bad=$((bad + 1))
+    done < <(find "$root/video" -name '*.mp4')
+    if (($(count_videos) >= 1 && bad == 0 && $(count_parts) == 0)); then
+        hil_pass "after unplug and SIGTERM: $(count_videos) file(s), all playable, nothing half-written"
+    else
+        hil_fail "after unplug and SIGTERM: playable files" "$(count_videos) files, $bad unplayable, $(count_parts) .part left"
+    fi
+else
+    hil_fail "unplug: recording started" "$(tail -n 3 "$log" | tr '\n' ' ')"
+    kill -TERM "$RECORDER" 2>/dev/null
+fi
+sed 's/^/HIL: log: /' "$log" | grep -E "lost|unplugged|disconnected|error" | head -n 6
+
+kill "$UDEVD" 2>/dev/null
+cp -r "$WORK" "$HIL_RESULTS/work" 2>/dev/null
+hil_summary
