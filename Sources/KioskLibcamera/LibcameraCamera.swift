@@ -42,6 +42,8 @@ public final class LibcameraCamera: VideoSource, Sendable {
         var returned: [Int] = []
         var streaming = false
         var counters = Counters()
+        /// Set at start when the camera cannot be told the rate (no FrameDurationLimits).
+        var pacer: FramePacer?
     }
     private let state = Locked(State())
     private let streaming = ThreadGroup()
@@ -53,6 +55,7 @@ public final class LibcameraCamera: VideoSource, Sendable {
         var copied = 0
         var droppedNoBuffer = 0
         var corrupt = 0
+        var paced = 0
     }
 
     /// Frames handed to the sink; of those, handed on in libcamera's buffer / copied.
@@ -63,6 +66,9 @@ public final class LibcameraCamera: VideoSource, Sendable {
     public var droppedNoBuffer: Int { state.withLock { $0.counters.droppedNoBuffer } }
     /// Frames libcamera flagged as failed, or shorter than their format.
     public var corruptFrames: Int { state.withLock { $0.counters.corrupt } }
+    /// Frames left out because the camera ran faster than `format.framesPerSecond` and
+    /// could not be told the rate (no FrameDurationLimits control).
+    public var framesPaced: Int { state.withLock { $0.counters.paced } }
 
     /// Buffers always left with the camera: below this a frame is copied out and its
     /// request queued again at once, so a slow consumer never starves the camera.
@@ -180,6 +186,8 @@ public final class LibcameraCamera: VideoSource, Sendable {
             state.streaming = true
             state.returned.removeAll()
         }
+        let pacer = handle.controls.contains { $0.name == "FrameDurationLimits" } ? nil : FramePacer(framesPerSecond: format.framesPerSecond)
+        state.withLock { $0.pacer = pacer }
         var error = klc_error()
         guard klc_camera_start(handle.pointer, frameDurationMicroseconds, &error) == 0 else {
             state.withLock {
@@ -197,7 +205,7 @@ public final class LibcameraCamera: VideoSource, Sendable {
             }
             if case .failed(let reason) = end {
                 if klc_camera_end_failed(handle.pointer, Self.disconnectWaitMilliseconds) == 0 {
-                    end = .failed(reason + " (libcamera has not seen it go, so it is left running until kioskcam restarts)")
+                    end = .failed(reason + "; libcamera has not seen it go, so it stays open until kioskcam restarts")
                 }
             } else {
                 klc_camera_stop(handle.pointer)
@@ -270,6 +278,18 @@ public final class LibcameraCamera: VideoSource, Sendable {
         let index = Int(frame.index)
         if frame.status == 2 { return .broken }   // cancelled: only while stopping
         let timestamp = Self.timestamp(frame.timestamp_ns, now: clock.now())
+        let paced = state.withLock { state -> Bool in
+            guard frame.status == 0, state.pacer?.admits(timestamp) == false else { return false }
+            state.counters.paced += 1
+            return true
+        }
+        if paced {
+            var error = klc_error()
+            if klc_camera_requeue(handle.pointer, frame.index, &error) != 0 {
+                return .end(end(for: LibcameraError(error, camera: id, call: "queueRequest")))
+            }
+            return .usable
+        }
         let planes = Self.planes(of: frame)
         if frame.status == 0, frame.contiguous != 0, let span = Self.span(of: planes),
            let packed = converter.packedByteCountWithoutCopy, span.count >= packed,
