@@ -32,8 +32,10 @@ public enum SourceFactory {
         case .automatic:
             // libcamera first: a Raspberry Pi camera module is only usable through it (its
             // /dev/video nodes give raw sensor data). Where it lists nothing, as before.
-            if let manager = try? LibcameraManager(), let id = manager.cameraIDs.first {
-                logger.notice("camera: auto: libcamera lists \(manager.cameraIDs.count) camera(s); using the first, \(id)")
+            // USB cameras libcamera lists (its uvcvideo pipeline) stay with V4L2, as before.
+            if let manager = try? LibcameraManager(),
+               let id = manager.cameraIDs.first(where: { !LibcameraStreamChoice.isUSBCamera(id: $0) }) {
+                logger.notice("camera: auto: libcamera lists \(id) (of \(manager.cameraIDs.count)); using it, as a camera module works only through libcamera")
                 return try openLibcamera(id, configuration, logger: logger)
             }
             if let found = V4L2Discovery.cameras().first {

@@ -30,6 +30,17 @@ public enum LibcameraStreamChoice {
         fourccOfName.first { $0.value == fourcc }?.key
     }
 
+    /// Whether a libcamera camera id is a USB (UVC) camera's: libcamera's uvcvideo
+    /// pipeline ends its ids with the USB vendor and product ("…-046d:0825"). `auto`
+    /// leaves those to the V4L2 source, which drives UVC cameras directly (with their
+    /// controls at run time), as it did before libcamera support.
+    public static func isUSBCamera(id: String) -> Bool {
+        let tail = Array(id.utf8.suffix(10))
+        guard tail.count == 10, tail[0] == UInt8(ascii: "-"), tail[5] == UInt8(ascii: ":") else { return false }
+        let hex = tail[1...4] + tail[6...9]
+        return hex.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+    }
+
     /// Picks the format and size to configure. libcamera lists no frame rates per size,
     /// so the rate is asked for (FrameDurationLimits) and the camera's pace is what counts.
     /// - Parameters:

@@ -125,6 +125,14 @@ final class LibcameraStreamChoiceTests: XCTestCase {
         XCTAssertEqual(crop, CropRectangle(x: 16 + 576, y: 8, width: 3456, height: 2592))
     }
 
+    func testUSBCamerasAreToldApartByTheirIDs() {
+        XCTAssertTrue(LibcameraStreamChoice.isUSBCamera(id: "\\_SB_.PCI0.XHC_.RHUB.HS08-8:1.0-0c45:6366"))
+        XCTAssertTrue(LibcameraStreamChoice.isUSBCamera(id: "/base/scb/pcie@7d500000/pci@0,0/usb@0,0-1:1.0-046d:0825"))
+        XCTAssertFalse(LibcameraStreamChoice.isUSBCamera(id: "/base/axi/pcie@120000/rp1/i2c@88000/imx708@1a"))
+        XCTAssertFalse(LibcameraStreamChoice.isUSBCamera(id: "platform/vimc.0 Sensor B"))
+        XCTAssertFalse(LibcameraStreamChoice.isUSBCamera(id: "-046D:0825"))
+    }
+
     func testCameraSourceParsesLibcamera() {
         XCTAssertEqual(Configuration.CameraSource(parsing: "libcamera"), .libcamera(id: nil))
         XCTAssertEqual(Configuration.CameraSource(parsing: "libcamera:/base/soc/i2c0mux/i2c@1/imx708@1a"),
