@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskLibcamera
 import KioskRecording
 import KioskSources
 import KioskV4L2
@@ -19,7 +20,9 @@ public struct CameraSettingReport: Sendable, Equatable {
 }
 
 /// Camera settings changed while the daemon runs: on the camera's own controls where it
-/// has them (zoom glides), else — for zoom — the digital zoom in front of the graph.
+/// has them (zoom glides), else — for zoom — the digital zoom in front of the graph. A
+/// libcamera camera takes them as libcamera controls (`LibcameraControlPlan`'s units);
+/// its zoom stays digital.
 /// What was asked is remembered and given to the camera again when it comes back after
 /// an unplug, so run-time changes survive a reconnect.
 final class CameraAdjuster: Sendable {
@@ -43,7 +46,11 @@ final class CameraAdjuster: Sendable {
     /// Applies each setting and remembers it.
     func apply(_ adjustment: CameraAdjustment) -> [CameraSettingReport] {
         remembered.withLock { $0 = $0.merging(adjustment) }
-        let reports = adjustment.settings.map { apply($0.name, $0.value, to: controls) }
+        let libcamera = ((camera as? CameraSupervisor)?.current ?? camera) as? LibcameraCamera
+        let reports = adjustment.settings.map { setting in
+            if let libcamera, setting.name != .zoom { return Self.apply(setting.name, setting.value, to: libcamera) }
+            return apply(setting.name, setting.value, to: controls)
+        }
         for report in reports { logger.notice("camera setting \(report.line)") }
         return reports
     }
@@ -53,6 +60,33 @@ final class CameraAdjuster: Sendable {
     func reapply(to camera: V4L2Camera) -> [String] {
         let settings = remembered.withLock { $0 }
         return settings.settings.map { apply($0.name, $0.value, to: camera.controls).line }
+    }
+
+    /// One setting on a libcamera camera's controls, for its next frames.
+    static func apply(_ name: CameraSettingName, _ value: CameraSettingValue, to camera: LibcameraCamera) -> CameraSettingReport {
+        let setting: Configuration.ControlSetting
+        switch value {
+        case .automatic: setting = .automatic
+        case .value(let number):
+            guard number.isFinite else { return CameraSettingReport(name: name, applied: nil, message: "not a number") }
+            setting = .value(Int(min(max(number, -1_000_000), 1_000_000).rounded()))
+        }
+        let number: Int? = if case .value(let v) = setting { v } else { nil }
+        let outcomes: [LibcameraControlPlan.Outcome]
+        switch name {
+        case .focus: outcomes = camera.apply(focus: setting)
+        case .exposure: outcomes = camera.apply(exposure: setting)
+        case .whiteBalance: outcomes = camera.apply(whiteBalance: setting)
+        // "auto" is the camera's default: 0 and 100 (%).
+        case .brightness: outcomes = camera.apply(brightness: number ?? 0)
+        case .contrast: outcomes = camera.apply(contrast: number ?? 100)
+        case .zoom, .torch: outcomes = []
+        }
+        guard let first = outcomes.first else {
+            return CameraSettingReport(name: name, applied: nil, message: "this camera has no \(name.rawValue) control")
+        }
+        let problem = outcomes.compactMap(\.problem).first
+        return CameraSettingReport(name: name, applied: problem == nil ? first.applied : nil, message: problem)
     }
 
     private func apply(_ name: CameraSettingName, _ value: CameraSettingValue, to controls: CameraControls?) -> CameraSettingReport {

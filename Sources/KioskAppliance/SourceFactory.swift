@@ -136,9 +136,9 @@ public enum SourceFactory {
         }
         @Sendable func open() throws -> LibcameraCamera {
             let camera = try LibcameraCamera(manager: manager, id: id, request: request, noFrameTimeout: c.lostAfterSeconds)
-            for line in camera.apply(zoom: c.zoom, focus: c.focus, exposure: c.exposure, whiteBalance: c.whiteBalance,
-                                     brightness: c.brightness, contrast: c.contrast) {
-                logger.info("\(camera.name): \(line)")
+            for outcome in camera.apply(zoom: c.zoom, focus: c.focus, exposure: c.exposure, whiteBalance: c.whiteBalance,
+                                        brightness: c.brightness, contrast: c.contrast) {
+                logger.info("\(camera.name): \(outcome.line)")
             }
             return camera
         }

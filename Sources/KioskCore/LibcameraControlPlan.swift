@@ -13,7 +13,7 @@
 /// - `brightness` N: Brightness N / 100 (−100…100 → −1…1); `contrast` N: Contrast N / 100
 ///   (100 = normal).
 ///
-/// Each only where the camera offers the control; the others are named in `notes`.
+/// Each only where the camera offers the control; the others are named in `outcomes`.
 public struct LibcameraControlPlan: Equatable, Sendable {
     public struct Setting: Equatable, Sendable {
         public var name: String
@@ -28,8 +28,28 @@ public struct LibcameraControlPlan: Equatable, Sendable {
     public var settings: [Setting] = []
     /// The ScalerCrop for the zoom, nil for none.
     public var crop: CropRectangle?
-    /// One line per configured setting: what is set, or why not.
-    public var notes: [String] = []
+    /// How one of our settings came out: what is set, or which control the camera lacks.
+    public struct Outcome: Equatable, Sendable {
+        public init(setting: String, applied: String? = nil, problem: String? = nil) {
+            self.setting = setting
+            self.applied = applied
+            self.problem = problem
+        }
+
+        /// Our setting's name ("focus", "white_balance").
+        public var setting: String
+        /// What is set, in libcamera's units ("lens at 0.5 dioptres"); nil when not set.
+        public var applied: String?
+        /// Why not ("the camera has no AfMode control").
+        public var problem: String?
+
+        public var line: String { "\(setting): " + (applied ?? problem ?? "") }
+    }
+
+    /// One per configured setting, in order.
+    public var outcomes: [Outcome] = []
+    /// `outcomes` as log lines.
+    public var notes: [String] { outcomes.map(\.line) }
 
     /// libcamera's AfMode values.
     public static let afModeManual = 0.0, afModeContinuous = 2.0
@@ -45,9 +65,9 @@ public struct LibcameraControlPlan: Equatable, Sendable {
             let missing = controls.map(\.name).filter { !offered.contains($0) }
             if missing.isEmpty {
                 settings += controls
-                notes.append("\(setting): \(text)")
+                outcomes.append(Outcome(setting: setting, applied: text))
             } else {
-                notes.append("\(setting): the camera has no \(missing.joined(separator: "/")) control")
+                outcomes.append(Outcome(setting: setting, problem: "the camera has no \(missing.joined(separator: "/")) control"))
             }
         }
         switch exposure {
@@ -76,9 +96,9 @@ public struct LibcameraControlPlan: Equatable, Sendable {
             if let cropMaximum {
                 let crop = Self.crop(zoomPercent: zoom, within: cropMaximum, aspect: aspect)
                 self.crop = crop
-                notes.append("zoom: \(max(zoom, 100)) % (ScalerCrop \(crop))")
+                outcomes.append(Outcome(setting: "zoom", applied: "\(max(zoom, 100)) % (ScalerCrop \(crop))"))
             } else {
-                notes.append("zoom: the camera has no ScalerCrop control")
+                outcomes.append(Outcome(setting: "zoom", problem: "the camera has no ScalerCrop control"))
             }
         }
     }

@@ -154,22 +154,31 @@ public final class LibcameraCamera: VideoSource, Sendable {
     deinit { stop() }
 
     /// Applies our camera settings as libcamera controls (`LibcameraControlPlan` says how
-    /// the numbers map), for the next frames. Returns one line per setting for the log.
+    /// the numbers map), for the next frames; at open, and at run time from the daemon.
+    /// - Returns: How each setting came out (`line` for the log).
     public func apply(zoom: Int? = nil, focus: Configuration.ControlSetting? = nil,
                       exposure: Configuration.ControlSetting? = nil, whiteBalance: Configuration.ControlSetting? = nil,
-                      brightness: Int? = nil, contrast: Int? = nil) -> [String] {
+                      brightness: Int? = nil, contrast: Int? = nil) -> [LibcameraControlPlan.Outcome] {
         let plan = LibcameraControlPlan(zoom: zoom, focus: focus, exposure: exposure, whiteBalance: whiteBalance,
                                         brightness: brightness, contrast: contrast,
                                         offered: Set(handle.controls.map(\.name)), cropMaximum: handle.scalerCropMaximum,
                                         aspect: format.size)
-        var lines = plan.notes
+        var outcomes = plan.outcomes
         for setting in plan.settings {
-            do { try handle.setControl(setting.name, setting.value) } catch { lines.append("\(setting.name): \(error)") }
+            do {
+                try handle.setControl(setting.name, setting.value)
+            } catch {
+                outcomes.append(LibcameraControlPlan.Outcome(setting: setting.name, problem: error.description))
+            }
         }
         if let crop = plan.crop {
-            do { try handle.setScalerCrop(crop) } catch { lines.append("zoom: \(error)") }
+            do {
+                try handle.setScalerCrop(crop)
+            } catch {
+                outcomes.append(LibcameraControlPlan.Outcome(setting: "zoom", problem: error.description))
+            }
         }
-        return lines
+        return outcomes
     }
 
     // MARK: Streaming

@@ -109,6 +109,8 @@ final class LibcameraStreamChoiceTests: XCTestCase {
         XCTAssertEqual(plan.settings, [.init("AeEnable", 1)])
         XCTAssertNil(plan.crop)
         XCTAssertTrue(plan.notes.contains("focus: the camera has no AfMode control"), "\(plan.notes)")
+        XCTAssertEqual(plan.outcomes.first, LibcameraControlPlan.Outcome(setting: "exposure", applied: "automatic"))
+        XCTAssertEqual(plan.outcomes.first { $0.setting == "focus" }?.applied, nil)
         XCTAssertTrue(plan.notes.contains("zoom: the camera has no ScalerCrop control"), "\(plan.notes)")
     }
 

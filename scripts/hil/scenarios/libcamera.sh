@@ -137,6 +137,57 @@ else
 fi
 hil_modprobe -r vivid 2>/dev/null
 
+# --- the daemon on the libcamera camera; settings changed at run time ---------------------
+# `kioskcam camera set` goes through the control socket to CameraAdjuster, which gives a
+# libcamera camera libcamera controls: vimc has Brightness and Contrast, no AfMode.
+ip link set lo up 2>/dev/null
+daemon=$WORK/daemon
+mkdir -p "$daemon/metrics"
+cat >"$daemon/kioskcam.toml" <<EOT
+[storage]
+media_root = "$daemon/media"
+[camera]
+source = "libcamera"
+size = "$SIZE"
+fps = $FPS
+[microphone]
+source = "none"
+[encoder]
+preset = "ultrafast"
+[screen]
+framebuffer = "file:$daemon/screen.fb"
+[lock]
+start_locked = false
+[control]
+state_directory = "$daemon/state"
+socket = "$daemon/control.sock"
+socket_group = ""
+metrics_file = "$daemon/metrics/kioskcam.prom"
+EOT
+"$KIOSKCAM" run --config "$daemon/kioskcam.toml" >"$daemon/daemon.log" 2>&1 &
+DAEMON=$!
+if hil_wait_for 90 grep -q "kioskcam is running" "$daemon/daemon.log"; then
+    out=$("$KIOSKCAM" camera set brightness=20 contrast=150 --config "$daemon/kioskcam.toml" 2>&1)
+    if [[ $out == *"brightness: 0.2"* && $out == *"contrast: 1.5"* ]]; then
+        hil_pass "run: camera set brightness/contrast on the libcamera camera ($(tr '\n' ' ' <<<"$out"))"
+    else
+        hil_fail "run: camera set brightness/contrast on the libcamera camera" "$(tr '\n' ' ' <<<"$out")"
+    fi
+    out=$("$KIOSKCAM" camera set focus=auto --config "$daemon/kioskcam.toml" 2>&1)
+    if [[ $out == *"no AfMode control"* ]]; then
+        hil_pass "run: a control vimc lacks is named ($(tr '\n' ' ' <<<"$out" | cut -c1-100))"
+    else
+        hil_fail "run: a control vimc lacks is named" "$(tr '\n' ' ' <<<"$out")"
+    fi
+    grep -h "camera:" "$daemon/daemon.log" | head -n 2 | cut -c1-200 | sed 's/^/HIL: daemon: /'
+else
+    hil_fail "run: the daemon starts on the libcamera camera" "$(tail -n 3 "$daemon/daemon.log" | tr '\n' ' ')"
+fi
+kill -TERM "$DAEMON" 2>/dev/null
+wait "$DAEMON"
+status=$?
+if ((status == 0)); then hil_pass "run: SIGTERM exit 0"; else hil_fail "run: SIGTERM exit 0" "exit $status: $(tail -n 2 "$daemon/daemon.log" | tr '\n' ' ')"; fi
+
 # --- unplug: vimc unbound mid-recording ---------------------------------------------------
 root=$WORK/media-unplug
 log=$WORK/record-unplug.log
