@@ -285,7 +285,13 @@ public final class LibcameraCamera: VideoSource, Sendable {
     /// copied into the pool and queued again at once.
     private func take(_ frame: klc_frame, _ sink: CaptureSink) -> Handled {
         let index = Int(frame.index)
-        if frame.status == 2 { return .broken }   // cancelled: only while stopping
+        if frame.status == 2 {
+            // Cancelled: libcamera gave up on the request (stopping, or a queue that failed
+            // on a device going away). Not queued again — that could spin against a dead
+            // device; the no-frame timeout ends a stream that runs out of buffers.
+            state.withLock { $0.counters.corrupt += 1 }
+            return .broken
+        }
         let timestamp = Self.timestamp(frame.timestamp_ns, now: clock.now())
         let paced = state.withLock { state -> Bool in
             guard frame.status == 0, state.pacer?.admits(timestamp) == false else { return false }
