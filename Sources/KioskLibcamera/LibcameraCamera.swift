@@ -30,7 +30,7 @@ public final class LibcameraCamera: VideoSource, Sendable {
 
     private let handle: LibcameraHandle
     private let converter: CapturedFrameConverter
-    /// The frame in one span: planes in one mapping, one after another.
+    /// Asked for through FrameDurationLimits where the camera has that control.
     private let frameDurationMicroseconds: Int64
     private let clock = CaptureClock()
     private let wakeUp: WakeUpEvent
