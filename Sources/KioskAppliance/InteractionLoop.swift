@@ -113,8 +113,10 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     public func lockScreen() { post(.lockNow) }
 
     /// Feeds the live screen's status line, level meter and REC indicator.
-    /// - Parameter fleetProblem: "MQTT offline" while the broker is unreachable.
-    public func update(_ status: ApplianceStatus, fleetProblem: String? = nil) {
+    /// - Parameters:
+    ///   - fleetProblem: "MQTT offline" while the broker is unreachable.
+    ///   - broadcast: The broadcast's short state while one runs.
+    public func update(_ status: ApplianceStatus, fleetProblem: String? = nil, broadcast: String? = nil) {
         var screen = ScreenStatus()
         screen.recordingSeconds = status.recorder.secondsWritten
         screen.recordingBytes = status.recorder.bytesWritten
@@ -124,6 +126,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         screen.deviceName = status.cameraName
         screen.defaultPinWarning = (try? pinStore.isDefault()) ?? false
         screen.fleetProblem = fleetProblem
+        screen.broadcast = broadcast
         inboxLock.withLock {
             screen.stillInProgress = stillsInProgress > 0
             lastScreenStatus = screen
