@@ -5,15 +5,17 @@ import KioskCore
 /// frames of a layout libswscale reads, for `kioskcam broadcast --source screen`.
 ///
 /// A panel turned by `screen.rotation` is turned back, so the stream shows what the user
-/// sees. Frames come from a small pool: when the encoder still holds them all, the frame
-/// is skipped and counted rather than memory growing.
+/// sees. A packed, unturned framebuffer is handed over by reference (no copy); otherwise
+/// frames come from a small pool, and when the encoder still holds them all the frame is
+/// skipped and counted rather than memory growing.
 public final class FramebufferCapture: VideoSource, Sendable {
     public let format: VideoFormat
     public var name: String { "screen \(framebuffer.path)" }
     private let framebuffer: Framebuffer
     private let rotation: ScreenRotation
     private let clock: MonotonicClock
-    private let pool: BufferPool
+    /// Frames to copy into; nil when the framebuffer's own pixels are handed over.
+    private let pool: BufferPool?
     private let stopRequested = Locked(false)
     private let skipped = Locked(0)
     private let thread = ThreadGroup()
@@ -45,7 +47,8 @@ public final class FramebufferCapture: VideoSource, Sendable {
             format = VideoFormat(size: FrameSize(width: logical.width, height: logical.height), pixelFormat: .rgba32,
                                  framesPerSecond: rate)
         }
-        pool = BufferPool(bufferCapacity: format.frameByteCount, count: max(1, framesInFlight))
+        let packed = rotation == .none && framebuffer.stride == format.size.width * framebuffer.format.bytesPerPixel
+        pool = packed ? nil : BufferPool(bufferCapacity: format.frameByteCount, count: max(1, framesInFlight))
     }
 
     /// The camera pixel format whose bytes are the framebuffer's pixels as they lie in
@@ -76,7 +79,9 @@ public final class FramebufferCapture: VideoSource, Sendable {
                     stopRequested.withLock(waitingUntil: { $0 }, deadline: Date(timeIntervalSinceNow: Double(wait) / 1e9)) { _ in }
                     continue
                 }
-                if let buffer = pool.take() {
+                if let shared = sharedPicture() {
+                    sink.deliver(VideoFrame(buffer: shared, format: format, timestamp: clock.now(), sequence: sequence))
+                } else if let buffer = pool?.take() {
                     copyPicture(into: buffer)
                     sink.deliver(VideoFrame(buffer: buffer, format: format, timestamp: clock.now(), sequence: sequence))
                 } else {
@@ -96,6 +101,16 @@ public final class FramebufferCapture: VideoSource, Sendable {
         stopRequested.withLock { $0 = true }
         stopRequested.wakeWaiters()
         thread.wait()
+    }
+
+    /// The framebuffer's own pixels as the frame, by reference, when its rows are packed
+    /// and not turned: no copy (the encoder's converter reads the mapping; a frame drawn
+    /// meanwhile may show half-drawn, as the panel itself would).
+    private func sharedPicture() -> MediaBuffer? {
+        guard pool == nil else { return nil }
+        let plane = framebuffer.plane
+        let rowBytes = format.size.width * framebuffer.format.bytesPerPixel
+        return MediaBuffer(wrapping: plane.base, byteCount: rowBytes * format.size.height, onRelease: {})
     }
 
     private func copyPicture(into buffer: MediaBuffer) {
