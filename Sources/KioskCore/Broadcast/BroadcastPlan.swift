@@ -64,7 +64,9 @@ public struct BroadcastPlanError: Error, Sendable, Equatable, CustomStringConver
 /// (`MemoryMax=50M` in `kioskcam-broadcast.service`; the kernel kills it the moment it
 /// goes over, as the seed's broadcast extension was killed). Pure arithmetic.
 ///
-/// The estimate is: the process itself (Swift runtime, FFmpeg libraries, threads) +
+/// The estimate is of anonymous memory — what the cgroup cannot reclaim; the shared
+/// libraries' clean file pages (VmHWM counts ~50 MiB of them) are page cache it can drop.
+/// It is: the process itself (Swift runtime, FFmpeg libraries, threads) +
 /// the frames in flight (captured frames waiting for the encoder) + libx264's working
 /// set (about `encoderFramesHeld` YUV 4:2:0 frames with no lookahead and one thread) +
 /// what may wait for each network destination (whole GOPs beyond it are dropped).
@@ -90,8 +92,9 @@ public struct BroadcastPlan: Sendable, Equatable {
     public static let defaultLimitBytes = 50 * mebibyte
     /// What the plan aims under, leaving the rest as headroom for the allocator.
     public static let defaultBudgetBytes = 40 * mebibyte
-    /// Runtime, libraries, stacks, ALSA and the muxers: measured at about 18 MiB for the
-    /// release build before any frame (see `scripts/bench-broadcast`).
+    /// Runtime, the libraries' private pages, stacks, ALSA and the muxers: a generous
+    /// allowance — the whole 800x480 10 fps broadcast to RTMP peaks at 17.7 MiB of
+    /// anonymous memory in `scripts/bench-broadcast` (release build).
     public static let processBaseBytes = 20 * mebibyte
     /// libx264 with tune zerolatency, preset ultrafast/veryfast, one thread: the frames it
     /// holds (reference, current, reconstruction, and lookahead-free slack).
