@@ -25,29 +25,23 @@ public final class FramebufferCapture: VideoSource, Sendable {
     ///     caller closes it after.
     ///   - framesPerSecond: How often the screen is read.
     ///   - framesInFlight: Frames the encoder may hold at once.
-    /// - Throws: `ScreenError.unsupportedFormat` for a layout with no matching camera
-    ///   pixel format (anything but RGB565 and 32-bit XRGB/XBGR) while not rotated.
     public init(framebuffer: Framebuffer, rotation: ScreenRotation, framesPerSecond: Int, framesInFlight: Int,
-                clock: MonotonicClock) throws(ScreenError) {
+                clock: MonotonicClock) {
         self.framebuffer = framebuffer
         self.rotation = rotation
         self.clock = clock
         let rate = max(1, framesPerSecond)
-        if rotation == .none {
-            guard let layout = Self.pixelFormat(of: framebuffer.format) else {
-                throw ScreenError(.unsupportedFormat, path: framebuffer.path, operation: "broadcast",
-                                  detail: "no encoder input matches the framebuffer's \(framebuffer.format)",
-                                  hint: "set the panel to RGB565 or XRGB8888 (fbset -depth 16 or 32)")
-            }
+        if rotation == .none, let layout = Self.pixelFormat(of: framebuffer.format) {
             format = VideoFormat(size: FrameSize(width: framebuffer.size.width, height: framebuffer.size.height),
                                  pixelFormat: layout, framesPerSecond: rate)
         } else {
-            // Turned back through the screenshot path: RGBA bytes as the user sees them.
+            // Turned, or a layout no camera format spells (vfb's BGR565): through the
+            // screenshot path, RGBA bytes as the user sees them.
             let logical = PanelMapping(panelSize: framebuffer.size, rotation: rotation).logicalSize
             format = VideoFormat(size: FrameSize(width: logical.width, height: logical.height), pixelFormat: .rgba32,
                                  framesPerSecond: rate)
         }
-        let packed = rotation == .none && framebuffer.stride == format.size.width * framebuffer.format.bytesPerPixel
+        let packed = format.pixelFormat != .rgba32 && framebuffer.stride == format.size.width * framebuffer.format.bytesPerPixel
         pool = packed ? nil : BufferPool(bufferCapacity: format.frameByteCount, count: max(1, framesInFlight))
     }
 
@@ -115,7 +109,7 @@ public final class FramebufferCapture: VideoSource, Sendable {
 
     private func copyPicture(into buffer: MediaBuffer) {
         guard let target = buffer.mutableBytes.baseAddress else { return }
-        if rotation == .none {
+        if format.pixelFormat != .rgba32 {
             let rowBytes = format.size.width * framebuffer.format.bytesPerPixel
             let plane = framebuffer.plane
             for row in 0..<format.size.height {

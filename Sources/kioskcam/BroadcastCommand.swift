@@ -144,14 +144,9 @@ struct BroadcastSession {
                 throw CLIError("the screen is \(size); within the broadcast's memory budget it would have to be scaled to \(plan.size), "
                                + "which kioskcam cannot do yet; set a smaller screen.virtual_size or panel mode")
             }
-            do throws(ScreenError) {
-                video = try FramebufferCapture(framebuffer: opened, rotation: configuration.screen.rotation,
-                                               framesPerSecond: plan.framesPerSecond, framesInFlight: plan.framesInFlight,
-                                               clock: SystemClock())
-            } catch {
-                opened.close()
-                throw CLIError(error.description)
-            }
+            video = FramebufferCapture(framebuffer: opened, rotation: configuration.screen.rotation,
+                                       framesPerSecond: plan.framesPerSecond, framesInFlight: plan.framesInFlight,
+                                       clock: SystemClock())
             framebuffer = opened
             logger.notice("broadcast: \(opened) at \(plan.framesPerSecond) fps")
         } else {

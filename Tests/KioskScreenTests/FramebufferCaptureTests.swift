@@ -36,7 +36,7 @@ final class FramebufferCaptureTests: XCTestCase {
     func testPackedRowsAreHandedOverWithoutACopyAtTheAskedRate() throws {
         let screen = framebuffer()
         defer { screen.close() }
-        let source = try FramebufferCapture(framebuffer: screen, rotation: .none, framesPerSecond: 10, framesInFlight: 3,
+        let source = FramebufferCapture(framebuffer: screen, rotation: .none, framesPerSecond: 10, framesInFlight: 3,
                                             clock: ProcessMonotonicClock())
         XCTAssertEqual(source.format, VideoFormat(size: FrameSize(width: 64, height: 32), pixelFormat: .xbgr32, framesPerSecond: 10))
         let frames = capture(source, seconds: 1.05)
@@ -51,7 +51,7 @@ final class FramebufferCaptureTests: XCTestCase {
     func testPaddedRowsAreCopiedPackedAndTheEncoderHoldingEveryFrameSkipsAndCounts() throws {
         let screen = framebuffer(stride: 64 * 4 + 64)
         defer { screen.close() }
-        let source = try FramebufferCapture(framebuffer: screen, rotation: .none, framesPerSecond: 15, framesInFlight: 2,
+        let source = FramebufferCapture(framebuffer: screen, rotation: .none, framesPerSecond: 15, framesInFlight: 2,
                                             clock: ProcessMonotonicClock())
         let frames = capture(source, seconds: 0.5)
         XCTAssertEqual(frames.count, 2, "the pool holds two frames and nobody gave them back")
@@ -65,7 +65,7 @@ final class FramebufferCaptureTests: XCTestCase {
     func testATurnedPanelIsTurnedBack() throws {
         let screen = framebuffer()
         defer { screen.close() }
-        let source = try FramebufferCapture(framebuffer: screen, rotation: .quarter, framesPerSecond: 10, framesInFlight: 2,
+        let source = FramebufferCapture(framebuffer: screen, rotation: .quarter, framesPerSecond: 10, framesInFlight: 2,
                                             clock: ProcessMonotonicClock())
         XCTAssertEqual(source.format.size, FrameSize(width: 32, height: 64))
         XCTAssertEqual(source.format.pixelFormat, .rgba32)
@@ -76,15 +76,17 @@ final class FramebufferCaptureTests: XCTestCase {
         XCTAssertTrue(expected.contains(255), "the red pixel is somewhere")
     }
 
-    func testALayoutTheEncoderCannotReadIsRefusedWithTheFix() throws {
-        let odd = try XCTUnwrap(FramebufferPixelFormat(bitsPerPixel: 32, red: .init(offset: 8, length: 8),
-                                                       green: .init(offset: 16, length: 8), blue: .init(offset: 24, length: 8)))
-        let screen = Framebuffer.memory(size: ScreenSize(width: 16, height: 16), format: odd)
+    func testALayoutNoCameraFormatSpellsGoesThroughRGBA() throws {
+        // vfb's 16 bpp layout: blue in the high bits.
+        let screen = Framebuffer.memory(size: ScreenSize(width: 16, height: 8), format: .bgr565)
         defer { screen.close() }
-        XCTAssertThrowsError(try FramebufferCapture(framebuffer: screen, rotation: .none, framesPerSecond: 10, framesInFlight: 2,
-                                                    clock: ProcessMonotonicClock())) { error in
-            XCTAssertTrue("\(error)".contains("fbset"), "\(error)")
-        }
+        (screen.plane.base + 3 * screen.plane.stride + 5 * 2).storeBytes(of: UInt16(0x001F).littleEndian, as: UInt16.self)
+        let source = FramebufferCapture(framebuffer: screen, rotation: .none, framesPerSecond: 10, framesInFlight: 2,
+                                        clock: ProcessMonotonicClock())
+        XCTAssertEqual(source.format.pixelFormat, .rgba32)
+        let frame = try XCTUnwrap(capture(source, seconds: 0.3).first)
+        XCTAssertEqual(Array(frame.buffer.bytes[(3 * 16 + 5) * 4..<(3 * 16 + 6) * 4]), [255, 0, 0, 255], "red, as the user sees it")
+        XCTAssertEqual(Array(frame.buffer.bytes[0..<4]), [0, 0, 0, 255])
     }
 }
 
