@@ -91,7 +91,7 @@ for mode in "800 480 16" "480 800 32"; do
         fi
         # The screen broadcast of vfb into the library: a separate process reading what the
         # panel shows (16 bpp BGR565 goes through RGBA; 32 bpp by reference). Small for TCG.
-        rm -rf "$WORK/media"
+        rm -rf "${WORK:?}/media"
         if out=$("$KIOSKCAM" broadcast --config "$WORK/kioskcam.toml" --framebuffer $FB --root "$WORK/media" --mic tone \
                 --to library --fps 5 --duration 3s --quiet --status-file "$WORK/broadcast.json" 2>"$WORK/broadcast-$size.err") \
             && [[ $out == */screen/*.mp4 ]] \
