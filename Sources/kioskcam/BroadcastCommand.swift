@@ -181,9 +181,11 @@ struct BroadcastSession {
             """)
     }
 
-    private func recorderSettings() -> RecorderSettings {
+    private func recorderSettings(storage: StorageGuard?) -> RecorderSettings {
         var settings = SourceFactory.recorderSettings(configuration, video: video.format, audio: microphone?.format,
                                                       version: KioskCam.version)
+        // A library file obeys the disk guard like any recording (frees old days, stops before the disk fills).
+        settings.storageCheck = storage?.check
         // Chosen for the memory cap: one thread, no lookahead (zerolatency), a short GOP.
         settings.video?.bitrate = plan.videoBitrate
         settings.video?.threads = plan.encoderThreads
@@ -199,7 +201,11 @@ struct BroadcastSession {
     func run(limit: Double?, showProgress: Bool) throws -> [String] {
         defer { framebuffer?.close() }
         let log = SessionLog()
-        let recorder = Recorder(settings: recorderSettings(), clock: SystemClock(), logger: logger, overflow: .dropOldest,
+        let configuration = configuration
+        let storage = destinations.contains(.library) ? StorageGuard(configuration: { configuration }, logger: logger) : nil
+        storage?.start()
+        defer { storage?.stop() }
+        let recorder = Recorder(settings: recorderSettings(storage: storage), clock: SystemClock(), logger: logger, overflow: .dropOldest,
                                 videoKind: isScreen ? .screen : .video, onEvent: { log.record($0) })
         let streams = destinations.compactMap { destination -> StreamOutput? in
             guard case .live(let url) = destination else { return nil }
