@@ -92,8 +92,7 @@ public final class ApplianceDaemon: Sendable {
             }
         }
         self.mqtt = mqtt
-        let program = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let broadcast = BroadcastLink(command: broadcastCommand ?? [program, "broadcast"], stateDirectory: stateDirectory, logger: logger)
+        let broadcast = BroadcastLink(command: broadcastCommand ?? [BroadcastLink.thisProgram, "broadcast"], stateDirectory: stateDirectory, logger: logger)
         self.broadcast = broadcast
         let handler = ApplianceControlHandler(appliance: appliance, interaction: interaction, pinStore: pinStore,
                                               deviceID: deviceID, version: version, mqtt: mqtt, uploader: uploader,

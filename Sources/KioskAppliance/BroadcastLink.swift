@@ -24,6 +24,11 @@ public final class BroadcastLink: Sendable {
     }
     private let state = Locked(State())
 
+    /// The running program's path (`/proc/self/exe`): the broadcast is this same binary.
+    public static var thisProgram: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
     /// - Parameters:
     ///   - command: How to run `kioskcam broadcast` with the daemon's configuration.
     ///   - stateDirectory: Where the broadcast writes `broadcast.json`.

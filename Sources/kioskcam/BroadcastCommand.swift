@@ -295,7 +295,7 @@ struct BroadcastSession {
                                                            droppedGOPs: status.droppedGOPs, lastError: status.lastError))
         }
         let skipped = (video as? FramebufferCapture)?.skippedFrames ?? 0
-        let overall = BroadcastStatus.overall(destinations.map(\.state), fatalError: fatal != nil, finished: finished)
+        let overall = BroadcastStatus.overall(destinations.map(\.state), failed: fatal != nil, finished: finished)
         return BroadcastStatus(state: overall, source: isScreen ? "screen" : "camera", pid: getpid(), startedAt: started,
                                updatedAt: Date().timeIntervalSince1970, width: plan.size.width, height: plan.size.height,
                                framesPerSecond: plan.framesPerSecond, videoBitrate: plan.videoBitrate,

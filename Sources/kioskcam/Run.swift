@@ -39,8 +39,7 @@ struct Run: AsyncParsableCommand {
             }
             let common = common
             // The broadcast the daemon starts reads the same configuration file.
-            let program = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-            let broadcast = [program, "broadcast"] + (common.config.map { ["--config", $0] } ?? [])
+            let broadcast = [BroadcastLink.thisProgram, "broadcast"] + (common.config.map { ["--config", $0] } ?? [])
                 + (common.root.map { ["--root", $0] } ?? [])
             // Opening devices and salvaging what a crash left block: not on the concurrency pool.
             let daemon = try await onBackgroundThread("kioskcam.start") {

@@ -97,12 +97,12 @@ final class BroadcastPlanTests: XCTestCase {
     // MARK: Status
 
     func testOverallState() {
-        XCTAssertEqual(BroadcastStatus.overall([], fatalError: false, finished: false), .starting)
-        XCTAssertEqual(BroadcastStatus.overall([.starting, .live], fatalError: false, finished: false), .starting)
-        XCTAssertEqual(BroadcastStatus.overall([.live, .live], fatalError: false, finished: false), .live)
-        XCTAssertEqual(BroadcastStatus.overall([.live, .reconnecting], fatalError: false, finished: false), .reconnecting)
-        XCTAssertEqual(BroadcastStatus.overall([.live], fatalError: false, finished: true), .stopped)
-        XCTAssertEqual(BroadcastStatus.overall([.live], fatalError: true, finished: true), .error)
+        XCTAssertEqual(BroadcastStatus.overall([], failed: false, finished: false), .starting)
+        XCTAssertEqual(BroadcastStatus.overall([.starting, .live], failed: false, finished: false), .starting)
+        XCTAssertEqual(BroadcastStatus.overall([.live, .live], failed: false, finished: false), .live)
+        XCTAssertEqual(BroadcastStatus.overall([.live, .reconnecting], failed: false, finished: false), .reconnecting)
+        XCTAssertEqual(BroadcastStatus.overall([.live], failed: false, finished: true), .stopped)
+        XCTAssertEqual(BroadcastStatus.overall([.live], failed: true, finished: true), .error)
     }
 
     func testAStaleFileReadsAsAnErrorAndRoundTrips() throws {

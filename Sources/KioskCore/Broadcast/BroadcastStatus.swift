@@ -68,8 +68,8 @@ public struct BroadcastStatus: Codable, Sendable, Equatable {
     /// The broadcast's one state from its destinations': `error` for a fatal error,
     /// `reconnecting` while any destination is, `live` once every one has been live,
     /// `starting` before.
-    public static func overall(_ destinations: [State], fatalError: Bool, finished: Bool) -> State {
-        if fatalError { return .error }
+    public static func overall(_ destinations: [State], failed: Bool, finished: Bool) -> State {
+        if failed { return .error }
         if finished { return .stopped }
         if destinations.contains(.reconnecting) || destinations.contains(.error) { return .reconnecting }
         if !destinations.isEmpty, destinations.allSatisfy({ $0 == .live }) { return .live }
