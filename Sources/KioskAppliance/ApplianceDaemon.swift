@@ -70,9 +70,11 @@ public final class ApplianceDaemon: Sendable {
         }
         runner = ApplianceRunner(appliance: appliance, reloadConfiguration: reloadConfiguration, logger: logger)
 
+        let broadcast = BroadcastLink(command: broadcastCommand ?? [BroadcastLink.thisProgram, "broadcast"], stateDirectory: stateDirectory, logger: logger)
+        self.broadcast = broadcast
         var interaction: InteractionLoop?
         do {
-            interaction = try InteractionLoop(appliance: appliance, configuration: configuration, logger: logger)
+            interaction = try InteractionLoop(appliance: appliance, configuration: configuration, broadcast: broadcast, logger: logger)
         } catch {
             logger.error("buttons, touch and screen are off: \(error)")
         }
@@ -92,8 +94,6 @@ public final class ApplianceDaemon: Sendable {
             }
         }
         self.mqtt = mqtt
-        let broadcast = BroadcastLink(command: broadcastCommand ?? [BroadcastLink.thisProgram, "broadcast"], stateDirectory: stateDirectory, logger: logger)
-        self.broadcast = broadcast
         let handler = ApplianceControlHandler(appliance: appliance, interaction: interaction, pinStore: pinStore,
                                               deviceID: deviceID, version: version, mqtt: mqtt, uploader: uploader,
                                               broadcast: broadcast)

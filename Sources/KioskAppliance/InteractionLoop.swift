@@ -47,6 +47,8 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     private let renderer: ScreenRenderer?
     private var controller: InteractionController
     private let pinStore: PinStore
+    /// What a `broadcast` button starts and stops; nil: the button does nothing.
+    private let broadcast: BroadcastLink?
 
     private enum Message {
         case recordingState(RecordingState)
@@ -60,7 +62,9 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
 
     /// Opens the screen (falling back to a file-backed one, and saying so), the touch
     /// devices and the GPIO lines. Missing devices are logged, not fatal.
-    public init(appliance: Appliance, configuration: Configuration, logger: Logger) throws {
+    /// - Parameter broadcast: What a button with the action `broadcast` toggles.
+    public init(appliance: Appliance, configuration: Configuration, broadcast: BroadcastLink? = nil, logger: Logger) throws {
+        self.broadcast = broadcast
         self.appliance = appliance
         self.configuration = configuration
         self.logger = logger
@@ -304,6 +308,22 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
                 if case .failure(let error) = result {
                     logger.error("\(command) failed: \(error)")
                     appliance.publish(.failure("\(command): \(error)"))
+                }
+            }
+        case .toggleBroadcast:
+            // Off this thread: a stop waits for the broadcast to finish its file.
+            let destinations = configuration.broadcast.destinations
+            guard let broadcast, !destinations.isEmpty else {
+                logger.notice("broadcast button: set [broadcast] to = [\"library\", \"rtmp://…\"] to say where the screen goes")
+                return
+            }
+            let logger = logger
+            commandQueue.async {
+                if broadcast.stop() { return }
+                do {
+                    _ = try broadcast.start(destinations: destinations, duration: nil)
+                } catch {
+                    logger.error("broadcast button: \(error)")
                 }
             }
         case .checkPIN(let pin):
