@@ -217,6 +217,15 @@ final class BroadcastCommandTests: XCTestCase {
         let flv = folder.path + "/daemon.flv"
         let listener = try receiver(rtmp, rtsp: false, output: flv)
         defer { if listener.isRunning { listener.terminate() } }
+        // `watch`: the broadcast's state changes arrive as events.
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
+        watcher.arguments = ["watch", "--config", daemon.config, "--events", "broadcast", "--json", "--count", "2"]
+        let watched = folder.path + "/watch.out"
+        FileManager.default.createFile(atPath: watched, contents: nil)
+        watcher.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: watched))
+        try watcher.run()
+        defer { if watcher.isRunning { watcher.terminate() } }
         Thread.sleep(forTimeInterval: 1)
         let started = try daemon.kioskcam(["broadcast-start", "--to", "library", "--to", rtmp])
         XCTAssertEqual(started.status, 0, started.stderr)
@@ -231,6 +240,8 @@ final class BroadcastCommandTests: XCTestCase {
         }
         XCTAssertTrue(live, "status: \(daemon.status()) log: \(daemon.logText())")
         Thread.sleep(forTimeInterval: 3)
+        let events = (try? String(contentsOfFile: watched, encoding: .utf8)) ?? ""
+        XCTAssertTrue(events.contains(#""event":"broadcast""#) && events.contains(#""state":"live""#), events)
         let text = try daemon.kioskcam(["status"])
         XCTAssertTrue(text.stdout.contains("broadcast:    ● LIVE screen 800x480 10 fps → 2"), text.stdout)
         let camera = try Tool.run(Package.kioskcamBinary, ["broadcast", "--config", daemon.config, "--source", "camera", "--to", "library"],
