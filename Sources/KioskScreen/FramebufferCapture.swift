@@ -41,8 +41,14 @@ public final class FramebufferCapture: VideoSource, Sendable {
             format = VideoFormat(size: FrameSize(width: logical.width, height: logical.height), pixelFormat: .rgba32,
                                  framesPerSecond: rate)
         }
-        let packed = format.pixelFormat != .rgba32 && framebuffer.stride == format.size.width * framebuffer.format.bytesPerPixel
-        pool = packed ? nil : BufferPool(bufferCapacity: format.frameByteCount, count: max(1, framesInFlight))
+        pool = Self.readsByReference(framebuffer, rotation: rotation) ? nil : BufferPool(bufferCapacity: format.frameByteCount, count: max(1, framesInFlight))
+    }
+
+    /// Whether a capture of `framebuffer` turned by `rotation` hands the framebuffer's own
+    /// pixels over (packed rows in a camera layout, not turned): no frames are copied.
+    public static func readsByReference(_ framebuffer: Framebuffer, rotation: ScreenRotation) -> Bool {
+        rotation == .none && pixelFormat(of: framebuffer.format) != nil
+            && framebuffer.stride == framebuffer.size.width * framebuffer.format.bytesPerPixel
     }
 
     /// The camera pixel format whose bytes are the framebuffer's pixels as they lie in

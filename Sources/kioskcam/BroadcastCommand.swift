@@ -134,7 +134,8 @@ struct BroadcastSession {
             do throws(BroadcastPlanError) {
                 plan = try BroadcastPlan.choose(sourceSize: size, bytesPerSourcePixel: opened.format.bytesPerPixel,
                                                 framesPerSecond: framesPerSecond, isScreen: true, networkDestinations: network,
-                                                audioBitrate: audioBitrate)
+                                                audioBitrate: audioBitrate,
+                                                copiesFrames: !FramebufferCapture.readsByReference(opened, rotation: configuration.screen.rotation))
             } catch {
                 opened.close()
                 throw CLIError(error.description, exitCode: 64)

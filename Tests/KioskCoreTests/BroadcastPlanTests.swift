@@ -22,6 +22,20 @@ final class BroadcastPlanTests: XCTestCase {
         XCTAssertGreaterThan(plan.estimatedBytes, BroadcastPlan.processBaseBytes)
     }
 
+    func testASourceThatIsNotCopiedNeedsNoFramesInFlightAndLetsAFullHDPanelFit() throws {
+        let copied = try BroadcastPlan.choose(sourceSize: panel, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                              networkDestinations: 1)
+        let shared = try BroadcastPlan.choose(sourceSize: panel, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                              networkDestinations: 1, copiesFrames: false)
+        XCTAssertEqual(shared.framesInFlight, 0)
+        XCTAssertEqual(copied.estimatedBytes - shared.estimatedBytes, 3 * 800 * 480 * 4)
+        let fullHD = FrameSize(width: 1920, height: 1080)
+        XCTAssertEqual(try BroadcastPlan.choose(sourceSize: fullHD, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                                networkDestinations: 1, copiesFrames: false).size, fullHD)
+        XCTAssertEqual(try BroadcastPlan.choose(sourceSize: fullHD, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                                networkDestinations: 1).size, FrameSize(width: 960, height: 540))
+    }
+
     func testScreenRatesOutsideTwoToFifteenAreRefusedWithTheRange() {
         for rate in [0, 1, 16, 60] {
             XCTAssertThrowsError(try BroadcastPlan.choose(sourceSize: panel, bytesPerSourcePixel: 2, framesPerSecond: rate,

@@ -110,11 +110,13 @@ public struct BroadcastPlan: Sendable, Equatable {
     ///   - isScreen: A screen is limited to 2–15 fps and encoded at a low bitrate (it
     ///     changes little); a camera keeps its rate.
     ///   - networkDestinations: Live destinations, each with a queue of its own.
+    ///   - copiesFrames: False when the source hands its own memory over (a packed
+    ///     framebuffer): no frames in flight are allocated.
     ///   - budgetBytes: What the whole process may use.
     /// - Throws: `BroadcastPlanError` when the rate is out of range or even the smallest
     ///   picture does not fit the budget.
     public static func choose(sourceSize: FrameSize, bytesPerSourcePixel: Int, framesPerSecond: Int?, isScreen: Bool,
-                              networkDestinations: Int, audioBitrate: Int = 64_000,
+                              networkDestinations: Int, audioBitrate: Int = 64_000, copiesFrames: Bool = true,
                               budgetBytes: Int = defaultBudgetBytes) throws(BroadcastPlanError) -> BroadcastPlan {
         guard (16...16_384).contains(sourceSize.width), (16...16_384).contains(sourceSize.height) else {
             throw BroadcastPlanError("the source is \(sourceSize.width)x\(sourceSize.height): too small or too large to broadcast")
@@ -136,7 +138,8 @@ public struct BroadcastPlan: Sendable, Equatable {
         var size = sourceSize
         while true {
             var plan = BroadcastPlan(size: size, framesPerSecond: rate, isScreen: isScreen, audioBitrate: audioBitrate,
-                                     bytesPerSourcePixel: bytesPerSourcePixel, networkDestinations: networkDestinations)
+                                     bytesPerSourcePixel: bytesPerSourcePixel, networkDestinations: networkDestinations,
+                                     copiesFrames: copiesFrames)
             if plan.estimatedBytes <= budgetBytes { return plan }
             // Queues shrink first (down to a quarter), then the picture.
             let spare = budgetBytes - (plan.estimatedBytes - plan.queueBytesPerDestination * networkDestinations)
@@ -158,7 +161,7 @@ public struct BroadcastPlan: Sendable, Equatable {
     public static let minimumQueueBytes = 128 * 1024
 
     private init(size: FrameSize, framesPerSecond: Int, isScreen: Bool, audioBitrate: Int, bytesPerSourcePixel: Int,
-                 networkDestinations: Int) {
+                 networkDestinations: Int, copiesFrames: Bool) {
         self.size = size
         self.framesPerSecond = framesPerSecond
         self.audioBitrate = audioBitrate
@@ -170,7 +173,7 @@ public struct BroadcastPlan: Sendable, Equatable {
         videoBitrate = Int(min(max(raw, 200_000), 6_000_000))
         encoderThreads = 1
         keyframeInterval = max(2, framesPerSecond * 2)
-        framesInFlight = 3
+        framesInFlight = copiesFrames ? 3 : 0
         // Two seconds of the stream may wait for the network.
         queueBytesPerDestination = max(Self.minimumQueueBytes, (videoBitrate + audioBitrate) / 8 * 2)
         let sourceFrame = pixels * bytesPerSourcePixel
