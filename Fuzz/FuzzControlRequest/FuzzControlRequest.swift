@@ -97,7 +97,14 @@ func checkArguments(_ request: ControlRequest) {
                 if name == .torch { Fuzz.require(number == 0 || number == 1, "torch \(number)") }
             }
         }
-    case .status, .recordStop, .snapshot, .purge, .screenshot, .cameraGet, .eventStart, .eventStop, .uploadStatus, .uploadNow:
+    case .broadcastStart(let destinations, let duration):
+        Fuzz.require((1...8).contains(destinations.count), "\(destinations.count) destinations")
+        for destination in destinations {
+            Fuzz.require((try? BroadcastDestination(parsing: destination)) != nil, "a destination that does not parse: \(destination)")
+        }
+        if let duration { Fuzz.require(duration.isFinite && (1...604_800).contains(duration), "duration \(duration)") }
+    case .status, .recordStop, .snapshot, .purge, .screenshot, .cameraGet, .eventStart, .eventStop, .uploadStatus, .uploadNow,
+         .broadcastStop:
         break
     }
 }

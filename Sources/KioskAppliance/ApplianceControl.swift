@@ -16,6 +16,7 @@ struct ApplianceControlHandler: ControlHandler {
     let version: String
     let mqtt: MQTTBridge?
     let uploader: Uploader?
+    let broadcast: BroadcastLink
 
     func handle(_ request: ControlRequest) -> ControlOutcome {
         switch request {
@@ -99,6 +100,18 @@ struct ApplianceControlHandler: ControlHandler {
             guard let uploader else { return .failure(Self.uploadsOff) }
             uploader.uploadNow()
             return .success(["queued_files": .integer(Int64(uploader.figures.queuedFiles))])
+        case .broadcastStart(let destinations, let duration):
+            do {
+                let pid = try broadcast.start(destinations: destinations, duration: duration)
+                return .success(["pid": .integer(Int64(pid)), "source": .string("screen")])
+            } catch {
+                return .failure(ControlError(.failed, error.message))
+            }
+        case .broadcastStop:
+            guard broadcast.stop() else {
+                return .failure(ControlError(.failed, "no broadcast is running: there is nothing to stop"))
+            }
+            return .success(["state": .string(BroadcastStatus.State.stopped.rawValue)])
         }
     }
 
@@ -145,6 +158,7 @@ struct ApplianceControlHandler: ControlHandler {
             report.uploadLastError = figures.lastError
             report.uploadLastSuccess = figures.lastSuccess
         }
+        broadcast.fill(&report)
         report.version = version
         return report
     }

@@ -18,17 +18,21 @@ public final class ApplianceDaemon: Sendable {
     private let mqtt: MQTTBridge?
     /// Offsite copies; nil while `[upload] url` is empty.
     public let uploader: Uploader?
+    /// The screen broadcast the daemon starts and stops (`broadcast.start`/`.stop`).
+    public let broadcast: BroadcastLink
 
     /// Opens what the configuration names (falling back to built-in devices, and saying
     /// so). A part that cannot open (no screen, no GPIO, socket path unusable) is logged
     /// and left out; the appliance records regardless.
     /// - Parameters:
     ///   - reloadConfiguration: Reads the configuration again on SIGHUP.
+    ///   - broadcastCommand: How to run `kioskcam broadcast` with this configuration
+    ///     (`[program, "broadcast", "--config", FILE]`); nil: this program, default configuration.
     /// - Throws: `ApplianceError` when the media root or a named source is unusable. An
     ///   `[upload]` or `[mqtt]` that cannot work (a secret file missing, say) is logged
     ///   with its fix and left off: the camera records regardless.
     public init(configuration: Configuration, reloadConfiguration: (@Sendable () throws -> Configuration)?,
-                version: String, logger: Logger) throws {
+                version: String, broadcastCommand: [String]? = nil, logger: Logger) throws {
         self.logger = logger
         let stateDirectory = configuration.control.stateDirectory
         let deviceID: String?
@@ -66,9 +70,11 @@ public final class ApplianceDaemon: Sendable {
         }
         runner = ApplianceRunner(appliance: appliance, reloadConfiguration: reloadConfiguration, logger: logger)
 
+        let broadcast = BroadcastLink(command: broadcastCommand ?? [BroadcastLink.thisProgram, "broadcast"], stateDirectory: stateDirectory, logger: logger)
+        self.broadcast = broadcast
         var interaction: InteractionLoop?
         do {
-            interaction = try InteractionLoop(appliance: appliance, configuration: configuration, logger: logger)
+            interaction = try InteractionLoop(appliance: appliance, configuration: configuration, broadcast: broadcast, logger: logger)
         } catch {
             logger.error("buttons, touch and screen are off: \(error)")
         }
@@ -89,7 +95,8 @@ public final class ApplianceDaemon: Sendable {
         }
         self.mqtt = mqtt
         let handler = ApplianceControlHandler(appliance: appliance, interaction: interaction, pinStore: pinStore,
-                                              deviceID: deviceID, version: version, mqtt: mqtt, uploader: uploader)
+                                              deviceID: deviceID, version: version, mqtt: mqtt, uploader: uploader,
+                                              broadcast: broadcast)
         var control: ControlServer?
         do {
             control = try ControlServer(path: configuration.control.socketPath, group: configuration.control.socketGroup,
@@ -105,8 +112,11 @@ public final class ApplianceDaemon: Sendable {
             }
         }
         let appliance = appliance
-        runner.onTick = { [interaction, control, mqtt] status in
-            interaction?.update(status, fleetProblem: mqtt.map { $0.status.connected ? nil : "MQTT offline" } ?? nil)
+        runner.onTick = { [interaction, control, mqtt, broadcast] status in
+            let now = Date().timeIntervalSince1970
+            interaction?.update(status, fleetProblem: mqtt.map { $0.status.connected ? nil : "MQTT offline" } ?? nil,
+                                broadcast: broadcast.current(now: now)?.shortLabel(now: now))
+            if let event = broadcast.stateEvent(now: now) { control?.publish(event) }
             if let levels = status.recorder.audioLevels {
                 control?.publish(ControlEvent(.levels, ["rms_dbfs": .array(levels.rmsDBFS.map(JSONValue.number)),
                                                         "peak_dbfs": .array(levels.peakHoldDBFS.map(JSONValue.number))]))
@@ -142,12 +152,14 @@ public final class ApplianceDaemon: Sendable {
     /// Runs until SIGTERM/SIGINT (or `runFor` seconds).
     public func run(runFor: Double? = nil) async throws {
         let metrics = metrics
+        let broadcast = broadcast
         do {
             try await runner.run(runFor: runFor)
         } catch {
-            await onBackgroundThread("kioskcam.metrics-stop") { metrics?.stop() }
+            await onBackgroundThread("kioskcam.metrics-stop") { metrics?.stop(); broadcast.shutdown() }
             throw error
         }
+        await onBackgroundThread("kioskcam.broadcast-stop") { broadcast.shutdown() }
         await onBackgroundThread("kioskcam.metrics-stop") { metrics?.stop() }
     }
 }

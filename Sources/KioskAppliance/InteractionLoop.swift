@@ -47,6 +47,8 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     private let renderer: ScreenRenderer?
     private var controller: InteractionController
     private let pinStore: PinStore
+    /// What a `broadcast` button starts and stops; nil: the button does nothing.
+    private let broadcast: BroadcastLink?
 
     private enum Message {
         case recordingState(RecordingState)
@@ -60,7 +62,9 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
 
     /// Opens the screen (falling back to a file-backed one, and saying so), the touch
     /// devices and the GPIO lines. Missing devices are logged, not fatal.
-    public init(appliance: Appliance, configuration: Configuration, logger: Logger) throws {
+    /// - Parameter broadcast: What a button with the action `broadcast` toggles.
+    public init(appliance: Appliance, configuration: Configuration, broadcast: BroadcastLink? = nil, logger: Logger) throws {
+        self.broadcast = broadcast
         self.appliance = appliance
         self.configuration = configuration
         self.logger = logger
@@ -113,8 +117,10 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     public func lockScreen() { post(.lockNow) }
 
     /// Feeds the live screen's status line, level meter and REC indicator.
-    /// - Parameter fleetProblem: "MQTT offline" while the broker is unreachable.
-    public func update(_ status: ApplianceStatus, fleetProblem: String? = nil) {
+    /// - Parameters:
+    ///   - fleetProblem: "MQTT offline" while the broker is unreachable.
+    ///   - broadcast: The broadcast's short state while one runs.
+    public func update(_ status: ApplianceStatus, fleetProblem: String? = nil, broadcast: String? = nil) {
         var screen = ScreenStatus()
         screen.recordingSeconds = status.recorder.secondsWritten
         screen.recordingBytes = status.recorder.bytesWritten
@@ -124,6 +130,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         screen.deviceName = status.cameraName
         screen.defaultPinWarning = (try? pinStore.isDefault()) ?? false
         screen.fleetProblem = fleetProblem
+        screen.broadcast = broadcast
         inboxLock.withLock {
             screen.stillInProgress = stillsInProgress > 0
             lastScreenStatus = screen
@@ -301,6 +308,22 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
                 if case .failure(let error) = result {
                     logger.error("\(command) failed: \(error)")
                     appliance.publish(.failure("\(command): \(error)"))
+                }
+            }
+        case .toggleBroadcast:
+            // Off this thread: a stop waits for the broadcast to finish its file.
+            let destinations = configuration.broadcast.destinations
+            guard let broadcast, !destinations.isEmpty else {
+                logger.notice("broadcast button: set [broadcast] to = [\"library\", \"rtmp://…\"] to say where the screen goes")
+                return
+            }
+            let logger = logger
+            commandQueue.async {
+                if broadcast.stop() { return }
+                do {
+                    _ = try broadcast.start(destinations: destinations, duration: nil)
+                } catch {
+                    logger.error("broadcast button: \(error)")
                 }
             }
         case .checkPIN(let pin):

@@ -1,12 +1,13 @@
 import Foundation
 
-/// The three kinds of media the library holds, each in its own tree.
+/// The kinds of media the library holds, each in its own tree: camera video, stills,
+/// sound, and screen recordings (`kioskcam broadcast --to library`), purged like the rest.
 public enum MediaKind: String, CaseIterable, Sendable, Codable {
-    case video, photo, audio
+    case video, photo, audio, screen
 
     public var fileExtension: String {
         switch self {
-        case .video: "mp4"
+        case .video, .screen: "mp4"
         case .photo: "jpg"
         case .audio: "m4a"
         }
@@ -95,6 +96,7 @@ extension Character {
 /// <root>/video/YYYYMMDD/HHMMSS.mp4
 /// <root>/photo/YYYYMMDD/HHMMSS.jpg
 /// <root>/audio/YYYYMMDD/HHMMSS.m4a
+/// <root>/screen/YYYYMMDD/HHMMSS.mp4                     (screen broadcasts kept in the library)
 /// <root>/.incoming/<kind>-YYYYMMDD-HHMMSS.<ext>.part   (being written)
 /// <root>/.quarantine/<name>                             (salvage could not repair it; kept for a person)
 /// ```

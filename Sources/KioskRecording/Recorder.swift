@@ -95,16 +95,18 @@ public final class Recorder: CaptureSink, Sendable {
 
     /// - Parameters:
     ///   - overflow: `.dropOldest` for live sources, `.block` for files replayed fast.
+    ///   - videoKind: The library tree a video recording goes to: `.video`, or `.screen`
+    ///     for a screen broadcast kept in the library.
     ///   - onEvent: Called on the graph's threads; must return quickly.
     public init(settings: RecorderSettings, clock: MonotonicClock, logger: Logger,
-                overflow: CaptureQueue.OverflowPolicy = .dropOldest,
+                overflow: CaptureQueue.OverflowPolicy = .dropOldest, videoKind: MediaKind = .video,
                 onEvent: @escaping @Sendable (RecorderEvent) -> Void = { _ in }) {
         self.settings = settings
         self.onEvent = onEvent
         let encoder = EncodeBranch(video: settings.video, audio: settings.audio, overflow: overflow, clock: clock, logger: logger)
         self.encoder = encoder
         // Weak: the encoder holds its outputs (a cycle leaked the graph; AddressSanitizer found it).
-        output = RecordingOutput(kind: settings.video == nil ? .audio : .video, settings: settings, clock: clock, logger: logger,
+        output = RecordingOutput(kind: settings.video == nil ? .audio : videoKind, settings: settings, clock: clock, logger: logger,
                                  blocksWhenFull: overflow == .block, requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) },
                                  onEvent: onEvent)
         stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality, clock: clock,

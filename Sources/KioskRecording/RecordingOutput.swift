@@ -348,7 +348,7 @@ extension RecordingOutput.OutputThread {
     // MARK: Packets
 
     private mutating func handleVideo(_ packet: EncodedPacket, _ parameters: StreamParameters) {
-        guard kind == .video else { return }
+        guard kind != .audio else { return }
         if let through = replayedThrough.video, packet.time <= through { return }   // written from the ring
         videoComplete = false
         if let retiring, let end = retiring.end {
@@ -405,7 +405,7 @@ extension RecordingOutput.OutputThread {
             }
         }
         guard let segment = active else {
-            if kind == .video, includesAudio, state == .starting {
+            if kind != .audio, includesAudio, state == .starting {
                 // Held until the first video keyframe opens the file (3 s at most).
                 earlyAudio.append((packet, parameters))
                 if earlyAudio.count > 150 { earlyAudio.removeFirst() }
@@ -787,7 +787,7 @@ final class Segment {
     /// catches up: a power cut meanwhile costs none of it. A write error here is the
     /// one `finish` reports.
     var videoReachedEnd = false {
-        didSet { if videoReachedEnd, !oldValue, kind == .video { try? writer.flushVideoTail() } }
+        didSet { if videoReachedEnd, !oldValue, kind != .audio { try? writer.flushVideoTail() } }
     }
     var audioReachedEnd = false
     private(set) var videoFrames = 0

@@ -284,6 +284,7 @@ extension ScreenRenderer {
         let narrow = bar.width < 600
         if !model.cameraState.isEmpty { parts.append((narrow ? "" : "Camera: ") + model.cameraState) }
         if let problem = model.fleetProblem { parts.append(problem) }
+        if let broadcast = model.broadcast { parts.append(broadcast) }
         if !model.deviceName.isEmpty { parts.append(model.deviceName) }
         var textArea = bar
         if model.defaultPinWarning {

@@ -322,7 +322,7 @@ public final class Uploader: Sendable {
 
     static func contentType(_ kind: MediaKind) -> String {
         switch kind {
-        case .video: "video/mp4"
+        case .video, .screen: "video/mp4"
         case .photo: "image/jpeg"
         case .audio: "audio/mp4"
         }

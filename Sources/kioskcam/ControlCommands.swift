@@ -209,3 +209,56 @@ struct WatchCommand: ParsableCommand {
         }
     }
 }
+
+/// `kioskcam broadcast-start`: ask the daemon to start a screen broadcast.
+struct BroadcastStartCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "broadcast-start",
+        abstract: "Ask the running daemon to broadcast the screen (a `kioskcam broadcast` process of its own).",
+        discussion: "The camera's own live stream is `[stream] url`. " + DaemonConnection.notRunningHelp
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .customLong("to"), help: ArgumentHelp(
+        "Destination (repeatable): library, rtmp://…, rtsp://…, srt://…, or an absolute HLS folder.", valueName: "dest"))
+    var destinations: [String] = []
+
+    @Option(help: ArgumentHelp("Stop by itself after this long (30s, 10m, 1h).", valueName: "time"))
+    var duration: String?
+
+    func run() throws {
+        try runReportingErrors {
+            guard !destinations.isEmpty else {
+                throw CLIError("give at least one --to: library, rtmp://…, rtsp://…, srt://… or an HLS folder", exitCode: 64)
+            }
+            let seconds = try duration.map { text -> Double in
+                guard let seconds = parseDuration(text), seconds >= 1, seconds <= 604_800 else {
+                    throw CLIError("--duration \(text): use a time from 1s to 7 days, such as 30s, 10m or 1h", exitCode: 64)
+                }
+                return seconds
+            }
+            let result = try DaemonConnection.send(.broadcastStart(destinations: destinations, duration: seconds),
+                                                    with: try DaemonConnection.client(common))
+            print("broadcast started (pid \(result["pid"]?.doubleValue.map { String(Int($0)) } ?? "?")); `kioskcam status` shows its state")
+        }
+    }
+}
+
+/// `kioskcam broadcast-stop`: ask the daemon to stop the screen broadcast.
+struct BroadcastStopCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "broadcast-stop",
+        abstract: "Ask the running daemon to stop the screen broadcast it started (its library file is finished).",
+        discussion: DaemonConnection.notRunningHelp
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        try runReportingErrors {
+            _ = try DaemonConnection.send(.broadcastStop, with: try DaemonConnection.client(common))
+            print("broadcast stopped")
+        }
+    }
+}

@@ -38,10 +38,13 @@ struct Run: AsyncParsableCommand {
                 return seconds
             }
             let common = common
+            // The broadcast the daemon starts reads the same configuration file.
+            let broadcast = [BroadcastLink.thisProgram, "broadcast"] + (common.config.map { ["--config", $0] } ?? [])
+                + (common.root.map { ["--root", $0] } ?? [])
             // Opening devices and salvaging what a crash left block: not on the concurrency pool.
             let daemon = try await onBackgroundThread("kioskcam.start") {
                 try ApplianceDaemon(configuration: configuration, reloadConfiguration: { try common.loadConfiguration() },
-                                    version: KioskCam.version, logger: logger)
+                                    version: KioskCam.version, broadcastCommand: broadcast, logger: logger)
             }
             try await daemon.run(runFor: limit)
         }

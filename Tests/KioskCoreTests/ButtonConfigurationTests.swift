@@ -63,7 +63,7 @@ final class ButtonConfigurationTests: XCTestCase {
             ("record_line = -1", "buttons.record_line", "line offset from 0 to 1023"),
             ("record_line = 2.5", "buttons.record_line", "\"GPIO17\""),
             ("led_line = true", "buttons.led_line", "\"none\""),
-            ("record_short = \"toggle\"", "buttons.record_short", "\"record\", \"snapshot\", \"audio\", \"none\""),
+            ("record_short = \"toggle\"", "buttons.record_short", "\"record\", \"snapshot\", \"audio\", \"broadcast\", \"none\""),
             ("bias = \"up\"", "buttons.bias", "\"pull-up\", \"pull-down\", \"disable\", \"as-is\""),
             ("debounce_ms = 5000", "buttons.debounce_ms", "0 to 1000"),
             ("long_press_ms = 50", "buttons.long_press_ms", "100 to 10000"),

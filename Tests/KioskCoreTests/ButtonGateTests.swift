@@ -16,6 +16,16 @@ final class ButtonGateTests: XCTestCase {
         }
     }
 
+    func testTheBroadcastButtonIsIndependentOfRecording() {
+        XCTAssertEqual(ButtonGate.decide(.broadcast, activity: idle), .run(.toggleBroadcast))
+        for kind in RecordingKind.allCases {
+            for state in [RecordingState.starting, .recording, .stopping] {
+                XCTAssertEqual(ButtonGate.decide(.broadcast, activity: activity(kind, state)), .run(.toggleBroadcast))
+            }
+        }
+        XCTAssertEqual(ButtonAction(rawValue: "broadcast"), .broadcast)
+    }
+
     func testPressWhileStartingOrStoppingIsIgnoredNotQueued() {
         for action in [ButtonAction.recordToggle, .audioToggle] {
             for kind in RecordingKind.allCases {

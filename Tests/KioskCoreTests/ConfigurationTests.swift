@@ -109,6 +109,7 @@ final class ConfigurationTests: XCTestCase {
         ("encoder", "tune", "\"none\""),
         ("stream", "url", "\"rtsp://127.0.0.1:8554/cam\""),
         ("stream", "audio", "false"),
+        ("broadcast", "to", "[\"library\", \"rtmp://10.0.0.2/live/kiosk\"]"),
         ("events", "mode", "\"both\""),
         ("events", "pre_seconds", "3.5"),
         ("events", "post_seconds", "20"),
@@ -236,6 +237,7 @@ final class ConfigurationTests: XCTestCase {
         expected.encoder.tune = "none"
         expected.stream.url = "rtsp://127.0.0.1:8554/cam"
         expected.stream.audio = false
+        expected.broadcast.destinations = ["library", "rtmp://10.0.0.2/live/kiosk"]
         expected.events.mode = .both
         expected.events.timing = EventTiming(preSeconds: 3.5, postSeconds: 20, gapSeconds: 5, maxSeconds: 600)
         expected.events.motion = false
@@ -389,6 +391,7 @@ final class ConfigurationTests: XCTestCase {
             ("encoder.tune", "\"fastest\"", ["fastest", "zerolatency"]),
             ("stream.url", "\"http://example.com/live\"", ["rtmp://", ".m3u8"]),
             ("stream.audio", "1", ["true or false"]),
+            ("broadcast.to", "[\"http://example.com/live\"]", ["rtmp://", "library"]),
             ("logging.level", "\"verbose\"", ["\"trace\"", "\"critical\""]),
         ]
         for (key, value, fragments) in cases {

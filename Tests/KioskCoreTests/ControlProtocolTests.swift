@@ -22,6 +22,8 @@ final class ControlProtocolTests: XCTestCase {
             .pinSet(pin: "0427"), .screenshot, .subscribe(events: nil), .subscribe(events: [.state, .levels]),
             .cameraGet, .cameraSet(try CameraAdjustment(parsing: ["zoom=2.5", "focus=auto", "torch=on", "exposure=-3"])),
             .eventStart, .eventStop, .subscribe(events: [.event]), .uploadStatus, .uploadNow,
+            .broadcastStart(destinations: ["library", "rtmp://10.0.0.2/live/kiosk"], duration: nil),
+            .broadcastStart(destinations: ["/var/www/live"], duration: 600), .broadcastStop, .subscribe(events: [.broadcast]),
         ]
         XCTAssertEqual(Set(requests.map(\.command)), Set(ControlRequest.commands), "every command is covered")
         for (index, request) in requests.enumerated() {
@@ -129,6 +131,18 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertFalse("\(ControlCall(id: 1, request: request))".contains(pin))
         XCTAssertEqual(request.command, "pin.set")
         XCTAssertTrue(ControlCall(id: 1, request: request).line().contains(pin), "the client must send it")
+    }
+
+    func testBroadcastStartNeedsDestinationsThatParse() {
+        for (line, field) in [(#"{"v":1,"cmd":"broadcast.start"}"#, "to"),
+                              (#"{"v":1,"cmd":"broadcast.start","args":{"to":[]}}"#, "to"),
+                              (#"{"v":1,"cmd":"broadcast.start","args":{"to":["http://x/y"]}}"#, "to"),
+                              (#"{"v":1,"cmd":"broadcast.start","args":{"to":["library"],"duration":0}}"#, "duration"),
+                              (#"{"v":1,"cmd":"broadcast.start","args":{"to":["library"],"source":"camera"}}"#, "source")] {
+            guard case .failure(let failure) = ControlCall.parse(line) else { return XCTFail("accepted \(line)") }
+            XCTAssertEqual(failure.error.code, .badArgument, line)
+            XCTAssertTrue(failure.error.message.hasPrefix(field), "\(line): \(failure.error.message)")
+        }
     }
 
     func testPINRules() {

@@ -103,6 +103,15 @@ final class InteractionControllerTests: XCTestCase {
                        "the owner still says idle, but the start is on its way")
     }
 
+    func testABroadcastButtonTogglesTheBroadcastWhateverRecords() {
+        var controller = makeController()
+        let event = button(.broadcast, name: "extra")
+        let recording = RecordingActivity(kind: .video, state: .recording)
+        XCTAssertEqual(controller.handle(.button(event, recorder: idle), now: now), [.log(.info, "\(event)"), .toggleBroadcast])
+        XCTAssertEqual(controller.handle(.button(event, recorder: recording), now: now), [.log(.info, "\(event)"), .toggleBroadcast])
+        XCTAssertNil(controller.commandInFlight, "the recording is not touched")
+    }
+
     func testTwoQuickPressesNeverMakeADoubleToggle() {
         var controller = makeController()
         XCTAssertEqual(sent(controller.handle(.button(button(.recordToggle), recorder: idle), now: now)), [.toggle(.video)])

@@ -6,6 +6,8 @@ public enum ButtonAction: String, Sendable, Equatable, CaseIterable, CustomStrin
     case snapshot
     /// Start a sound-only recording when idle, stop the recording when recording.
     case audioToggle = "audio"
+    /// Start the screen broadcast to `[broadcast] to` when none runs, stop it when one does.
+    case broadcast
     /// Nothing; a long press with no action counts as a short press instead.
     case none
 

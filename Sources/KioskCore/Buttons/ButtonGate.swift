@@ -2,11 +2,14 @@
 public enum ButtonCommand: Sendable, Equatable, CustomStringConvertible {
     case record(RecordingRequest)
     case takeSnapshot
+    /// Start or stop the screen broadcast (independent of recording).
+    case toggleBroadcast
 
     public var description: String {
         switch self {
         case .record(let request): request.description
         case .takeSnapshot: "take a snapshot"
+        case .toggleBroadcast: "start or stop the broadcast"
         }
     }
 }
@@ -34,6 +37,8 @@ public enum ButtonGate {
         case .none: return .ignored(reason: "no action is configured for this press")
         // A still is independent of the recording's life cycle.
         case .snapshot: return .run(.takeSnapshot)
+        // A broadcast is a separate process, whatever records.
+        case .broadcast: return .run(.toggleBroadcast)
         case .recordToggle: kind = .video
         case .audioToggle: kind = .audio
         }

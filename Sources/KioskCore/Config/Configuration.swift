@@ -170,6 +170,12 @@ public struct Configuration: Sendable, Equatable {
         public var audio = true
     }
 
+    /// What a `broadcast` button starts (`[broadcast]`).
+    public struct Broadcast: Sendable, Equatable {
+        /// `kioskcam broadcast --to` values; empty: a broadcast button does nothing.
+        public var destinations: [String] = []
+    }
+
     public struct Snapshot: Sendable, Equatable {
         /// JPEG quality, 1 (smallest) to 100 (best).
         public var jpegQuality = 90
@@ -189,6 +195,7 @@ public struct Configuration: Sendable, Equatable {
     public var encoder = Encoder()
     public var snapshot = Snapshot()
     public var stream = Stream()
+    public var broadcast = Broadcast()
     public var logging = Logging()
     public var buttons = Buttons()
     public var touch = Touch()

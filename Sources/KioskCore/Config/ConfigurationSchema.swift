@@ -178,6 +178,18 @@ extension Configuration {
                 return true
             },
             .bool("stream.audio") { c, v in c.stream.audio = v },
+            ConfigKey(path: "broadcast.to",
+                      allowed: "a list of up to 8 destinations: \"library\", rtmp://, rtsp:// or srt:// URLs, or absolute HLS folders, "
+                        + "such as [\"library\", \"rtmp://192.168.1.10/live/kiosk\"]") { c, value in
+                guard case .array(let items) = value, items.count <= 8 else { return false }
+                var destinations: [String] = []
+                for item in items {
+                    guard case .string(let text) = item, (try? BroadcastDestination(parsing: text)) != nil else { return false }
+                    destinations.append(text)
+                }
+                c.broadcast.destinations = destinations
+                return true
+            },
 
             .integer("snapshot.jpeg_quality", 1...100) { c, v in c.snapshot.jpegQuality = v },
 

@@ -18,12 +18,15 @@ public struct ControlEventKind: RawRepresentable, Sendable, Hashable, Codable, C
     public static let progress = ControlEventKind(rawValue: "progress")
     /// An event clip's new/update/end message (the event log's line, as an object).
     public static let event = ControlEventKind(rawValue: "event")
+    /// A `kioskcam broadcast` changed state (`state`: starting, live, reconnecting,
+    /// stopped, error; `bytes`, `dropped_gops`, `source`, `error`).
+    public static let broadcast = ControlEventKind(rawValue: "broadcast")
     /// Sent by the server, not subscribable: this client read too slowly and `count`
     /// events were dropped since the last line it received.
     public static let dropped = ControlEventKind(rawValue: "dropped")
 
     /// What `subscribe` accepts.
-    public static let subscribable: [ControlEventKind] = [.state, .button, .touch, .levels, .progress, .event]
+    public static let subscribable: [ControlEventKind] = [.state, .button, .touch, .levels, .progress, .event, .broadcast]
 
     public var description: String { rawValue }
 }

@@ -37,10 +37,17 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
     case uploadStatus
     /// `upload.now`: every queued file is due now, whatever its wait after failures.
     case uploadNow
+    /// `broadcast.start {"to": ["library", "rtmp://…"], "duration": seconds}`: the daemon
+    /// starts a `kioskcam broadcast --source screen` process (the camera it holds itself:
+    /// its live stream is `[stream] url`). `duration` optional.
+    case broadcastStart(destinations: [String], duration: Double?)
+    /// `broadcast.stop`: ends the broadcast the daemon started (its library file finished).
+    case broadcastStop
 
     /// Every command name, for help and error messages.
     public static let commands = ["status", "record.start", "record.stop", "snapshot", "list", "purge", "pin.set", "screenshot",
-                                  "camera.set", "camera.get", "subscribe", "event.start", "event.stop", "upload.status", "upload.now"]
+                                  "camera.set", "camera.get", "subscribe", "event.start", "event.stop", "upload.status", "upload.now",
+                                  "broadcast.start", "broadcast.stop"]
 
     /// The wire name.
     public var command: String {
@@ -60,13 +67,18 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
         case .eventStop: "event.stop"
         case .uploadStatus: "upload.status"
         case .uploadNow: "upload.now"
+        case .broadcastStart: "broadcast.start"
+        case .broadcastStop: "broadcast.stop"
         }
     }
 
     /// The wire arguments (the PIN included: this is what the client sends).
     public var arguments: [String: JSONValue] {
         switch self {
-        case .status, .recordStop, .snapshot, .screenshot, .cameraGet, .eventStart, .eventStop, .uploadStatus, .uploadNow: [:]
+        case .status, .recordStop, .snapshot, .screenshot, .cameraGet, .eventStart, .eventStop, .uploadStatus, .uploadNow,
+             .broadcastStop: [:]
+        case .broadcastStart(let destinations, let duration):
+            ["to": .array(destinations.map(JSONValue.string))].merging(duration.map { ["duration": .number($0)] } ?? [:]) { a, _ in a }
         case .cameraSet(let adjustment):
             Dictionary(uniqueKeysWithValues: adjustment.settings.map { name, value -> (String, JSONValue) in
                 switch value {
@@ -207,6 +219,11 @@ extension ControlCall {
         case "event.stop": request = .eventStop
         case "upload.status": request = .uploadStatus
         case "upload.now": request = .uploadNow
+        case "broadcast.start":
+            let destinations = try reader.destinations("to")
+            let duration = try reader.number("duration", 1...604_800, unit: "seconds")
+            request = .broadcastStart(destinations: destinations, duration: duration)
+        case "broadcast.stop": request = .broadcastStop
         default:
             throw ControlError(.unknownCommand, "unknown command \"\(printable(command))\"; commands: \(ControlRequest.commands.joined(separator: ", "))")
         }
@@ -275,6 +292,26 @@ private struct ArgumentReader {
             kinds.insert(kind)
         }
         return kinds
+    }
+
+    /// Broadcast destinations: a non-empty array of `kioskcam broadcast --to` values.
+    mutating func destinations(_ name: String) throws(ControlError) -> [String] {
+        read.insert(name)
+        let expected = "an array of destinations: \"library\", rtmp://, rtsp:// or srt:// URLs, or absolute HLS folders"
+        guard case .array(let items)? = arguments[name], (1...8).contains(items.count) else {
+            throw ControlError.badArgument(name, "must be \(expected) (1 to 8)")
+        }
+        var destinations: [String] = []
+        for item in items {
+            guard case .string(let text) = item else { throw ControlError.badArgument(name, "must be \(expected)") }
+            do throws(BroadcastPlanError) {
+                _ = try BroadcastDestination(parsing: text)
+            } catch {
+                throw ControlError.badArgument(name, error.description)
+            }
+            destinations.append(text)
+        }
+        return destinations
     }
 
     /// Every argument is a camera setting: a number, "auto", or (torch) true/false.

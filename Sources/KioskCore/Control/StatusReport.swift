@@ -55,6 +55,12 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var uploadedFiles: Int?
     public var uploadLastError: String?
     public var uploadLastSuccess: String?
+    /// A `kioskcam broadcast` that reported in (its `broadcast.json`): its state
+    /// (starting, live, reconnecting, stopped, error), bytes sent, GOPs dropped, and one line.
+    public var broadcastState: String?
+    public var broadcastBytes: Int64?
+    public var broadcastDroppedGOPs: Int?
+    public var broadcast: String?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -88,6 +94,10 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case uploadedFiles = "uploaded_files"
         case uploadLastError = "upload_last_error"
         case uploadLastSuccess = "upload_last_success"
+        case broadcastState = "broadcast_state"
+        case broadcastBytes = "broadcast_bytes"
+        case broadcastDroppedGOPs = "broadcast_dropped_gops"
+        case broadcast
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -141,6 +151,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
             lines.append(upload)
             if let uploadLastError { lines.append("upload error: \(uploadLastError)") }
         }
+        if let broadcast { lines.append("broadcast:    \(broadcast)") }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
         if let version { lines.append("version:      \(version)") }

@@ -208,6 +208,8 @@ public struct InteractionController: Sendable {
             effects.append(.sendRecorderCommand(request))
         case .takeSnapshot:
             effects.append(.takeSnapshot)
+        case .toggleBroadcast:
+            effects.append(.toggleBroadcast)
         }
     }
 

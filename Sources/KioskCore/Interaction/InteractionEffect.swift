@@ -17,6 +17,8 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
     case sendRecorderCommand(RecordingRequest)
     /// Take a still from the next frame; a failure comes back as `.recorderFailed`.
     case takeSnapshot
+    /// Start the screen broadcast to `[broadcast] to`, or stop the one running.
+    case toggleBroadcast
     /// Check these four digits against the PIN store; answer with `.pinChecked`.
     case checkPIN(String)
 
@@ -57,6 +59,7 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .sendRecorderCommand(let request): "sendRecorderCommand(\(request))"
         case .takeSnapshot: "takeSnapshot"
+        case .toggleBroadcast: "toggleBroadcast"
         case .checkPIN: "checkPIN(****)"
         case .draw(let model): "draw(\(model.page.rawValue))"
         case .refreshPreview: "refreshPreview"

@@ -48,6 +48,8 @@ public struct ScreenStatus: Sendable, Equatable {
     public var eventClip = false
     /// "MQTT offline" while the broker in `[mqtt]` is unreachable; nil when connected or off.
     public var fleetProblem: String?
+    /// The broadcast's state for the status line ("● LIVE 1.2 MB"); nil when none runs.
+    public var broadcast: String?
 
     public init() {}
 }
@@ -199,6 +201,7 @@ public struct ScreenController: Sendable {
         model.motion = newStatus.motion
         model.eventClip = newStatus.eventClip
         model.fleetProblem = newStatus.fleetProblem
+        model.broadcast = newStatus.broadcast
         return finish(before, [])
     }
 

@@ -51,6 +51,8 @@ public struct ScreenModel: Sendable, Equatable {
     public var cameraState: String = ""
     public var deviceName: String = ""
     public var fleetProblem: String?
+    /// "● LIVE 1.2 MB" while a broadcast runs.
+    public var broadcast: String?
     /// A short notice on the live screen ("Snapshot saved", "Camera lost since 12:03:04").
     public var notice: String?
     /// Shown until the factory-default PIN is changed.

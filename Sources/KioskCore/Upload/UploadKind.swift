@@ -12,7 +12,7 @@ public enum UploadKind: String, CaseIterable, Sendable, Hashable {
             self = .events
         } else {
             switch file.kind {
-            case .video: self = .video
+            case .video, .screen: self = .video   // a screen recording is video to whoever receives it
             case .photo: self = .photo
             case .audio: self = .audio
             }

@@ -89,6 +89,17 @@ for mode in "800 480 16" "480 800 32"; do
         else
             hil_fail "kioskcam screenshot with no renderer running" "$(cat "$WORK/after.err")"
         fi
+        # The screen broadcast of vfb into the library: a separate process reading what the
+        # panel shows (16 bpp BGR565 goes through RGBA; 32 bpp by reference). Small for TCG.
+        rm -rf "${WORK:?}/media"
+        if out=$("$KIOSKCAM" broadcast --config "$WORK/kioskcam.toml" --framebuffer $FB --root "$WORK/media" --mic tone \
+                --to library --fps 5 --duration 3s --quiet --status-file "$WORK/broadcast.json" 2>"$WORK/broadcast-$size.err") \
+            && [[ $out == */screen/*.mp4 ]] \
+            && [[ $(ffprobe -v error -show_entries stream=codec_name,width,height -of csv=p=0 "$out" | sort | tr '\n' ' ') == "aac h264,$w,$h " ]]; then
+            hil_pass "kioskcam broadcast of vfb ${size}x$bpp: $out (h264 ${w}x$h + aac)"
+        else
+            hil_fail "kioskcam broadcast of vfb ${size}x$bpp" "$(tail -3 "$WORK/broadcast-$size.err") ${out:-}"
+        fi
     else
         hil_fail "fbset ${w}x${h}x$bpp" "fbset refused"
     fi

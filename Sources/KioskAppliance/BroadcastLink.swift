@@ -1,0 +1,146 @@
+import Foundation
+import Glibc
+import KioskCore
+import KioskMedia
+import Logging
+
+/// The daemon's side of the broadcast (the seed's app ↔ extension messages): it starts
+/// and stops one `kioskcam broadcast --source screen` process, and reads what that process
+/// reports in its status file, for `status`, `watch` events and the screen.
+///
+/// The broadcast is a separate process so that its memory limit is its own (under systemd
+/// start `kioskcam-broadcast.service`, whose `MemoryMax=50M` the kernel enforces); the
+/// daemon never waits on it except to stop it.
+public final class BroadcastLink: Sendable {
+    /// The program and its leading arguments: `[/usr/bin/kioskcam, broadcast, --config, FILE]`.
+    private let command: [String]
+    private let statusPath: String
+    private let logger: Logger
+    private struct State {
+        var child: ChildProcess?
+        var lastRead = 0.0
+        var status: BroadcastStatus?
+        var lastPublished: BroadcastStatus.State?
+    }
+    private let state = Locked(State())
+
+    /// The running program's path (`/proc/self/exe`): the broadcast is this same binary.
+    public static var thisProgram: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// - Parameters:
+    ///   - command: How to run `kioskcam broadcast` with the daemon's configuration.
+    ///   - stateDirectory: Where the broadcast writes `broadcast.json`.
+    public init(command: [String], stateDirectory: String, logger: Logger) {
+        self.command = command
+        statusPath = stateDirectory + "/" + BroadcastStatus.fileName
+        self.logger = logger
+    }
+
+    /// Starts a screen broadcast.
+    /// - Returns: The process id.
+    /// - Throws: `ApplianceError` when one already runs or the program cannot start.
+    public func start(destinations: [String], duration: Double?) throws(ApplianceError) -> Int32 {
+        try state.withLock { state throws(ApplianceError) -> Int32 in
+            if let child = state.child, child.isRunning {
+                throw ApplianceError("a broadcast is already running (pid \(child.pid)); stop it first with `kioskcam broadcast-stop`")
+            }
+            var arguments = Array(command.dropFirst()) + ["--source", "screen", "--quiet", "--status-file", statusPath]
+            for destination in destinations { arguments += ["--to", destination] }
+            if let duration { arguments += ["--duration", String(format: "%.0fs", duration.rounded(.up))] }
+            guard let program = command.first else { throw ApplianceError("no kioskcam program to start the broadcast with") }
+            let child = try ChildProcess(program: program, arguments: arguments)
+            state.child = child
+            state.status = nil
+            logger.notice("broadcast: started pid \(child.pid) to \(destinations.map { PacketStreamWriter.redacted($0) }.joined(separator: ", "))")
+            return child.pid
+        }
+    }
+
+    /// Stops the broadcast (SIGTERM: it finishes its library file) and waits up to
+    /// `timeout` seconds, then kills it. Blocking.
+    /// - Returns: False when none was running.
+    public func stop(timeout: Double = 20) -> Bool {
+        guard let child = state.withLock({ $0.child }), child.isRunning else { return false }
+        child.signal(SIGTERM)
+        if !child.wait(timeout: timeout) {
+            logger.warning("broadcast: pid \(child.pid) did not stop within \(Int(timeout)) s; killing it")
+            child.signal(SIGKILL)
+            _ = child.wait(timeout: 5)
+        }
+        state.withLock { $0.lastRead = 0 }
+        return true
+    }
+
+    /// What the broadcast last reported (re-read at most once a second), or nil when
+    /// there never was one.
+    public func current(now: Double = Date().timeIntervalSince1970) -> BroadcastStatus? {
+        let path = statusPath
+        return state.withLock { state in
+            if now - state.lastRead >= 1 {
+                state.lastRead = now
+                state.status = FileManager.default.contents(atPath: path).flatMap(BroadcastStatus.decode)
+            }
+            return state.status
+        }
+    }
+
+    /// A `broadcast` event when the state changed since the last call (the daemon's tick).
+    public func stateEvent(now: Double = Date().timeIntervalSince1970) -> ControlEvent? {
+        guard let status = current(now: now) else { return nil }
+        let effective = status.effectiveState(now: now)
+        let changed = state.withLock { state -> Bool in
+            defer { state.lastPublished = effective }
+            return state.lastPublished != effective
+        }
+        guard changed else { return nil }
+        var data: [String: JSONValue] = ["state": .string(effective.rawValue), "bytes": .integer(status.bytes),
+                                         "dropped_gops": .integer(Int64(status.droppedGOPs)), "source": .string(status.source)]
+        if let error = status.error { data["error"] = .string(error) }
+        return ControlEvent(.broadcast, data)
+    }
+
+    /// Fills the broadcast fields of a status report.
+    public func fill(_ report: inout StatusReport, now: Double = Date().timeIntervalSince1970) {
+        guard let status = current(now: now) else { return }
+        report.broadcastState = status.effectiveState(now: now).rawValue
+        report.broadcastBytes = status.bytes
+        report.broadcastDroppedGOPs = status.droppedGOPs
+        report.broadcast = status.line(now: now)
+    }
+
+    /// Stops a running broadcast when the daemon ends.
+    public func shutdown() { _ = stop() }
+}
+
+/// A child process with one owner: started, signalled, waited for (reaped) once.
+final class ChildProcess: @unchecked Sendable {
+    // @unchecked: `Process` is used only through these methods, which Foundation allows
+    // from any thread.
+    private let process = Process()
+    let pid: Int32
+
+    init(program: String, arguments: [String]) throws(ApplianceError) {
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw ApplianceError("cannot start \(program) broadcast: \(error.localizedDescription)")
+        }
+        pid = process.processIdentifier
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    func signal(_ number: Int32) { if process.isRunning { kill(pid, number) } }
+
+    /// Waits until it exits or `timeout` passes; whether it exited.
+    func wait(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        return !process.isRunning
+    }
+}
