@@ -74,6 +74,33 @@ run_class() {  # LABEL EXPECT
     grep -E "^framebuffer:" "$HIL_XCTEST_LOG" | sed 's/^/HIL: /'
 }
 
+# The broadcast runs under a real memory cgroup, as kioskcam-broadcast.service puts it
+# (MemoryMax=50M): the guest's kernel enforces the cap the build machine cannot.
+CGROUP=/sys/fs/cgroup
+BROADCAST_CGROUP=$CGROUP/kioskcam-broadcast
+memory_cgroup_ready=false
+if { mountpoint -q $CGROUP || mount -t cgroup2 none $CGROUP; } \
+    && grep -qw memory $CGROUP/cgroup.controllers \
+    && echo +memory >$CGROUP/cgroup.subtree_control; then
+    memory_cgroup_ready=true
+else
+    hil_fail "cgroup v2 memory controller in the guest" "could not mount cgroup2 on $CGROUP or enable +memory"
+fi
+
+# Runs a command in a fresh cgroup with memory.max = 50M (called in $(...), so the
+# kernel's figures are read afterwards by cgroup_figures).
+in_broadcast_cgroup() {
+    rmdir "$BROADCAST_CGROUP" 2>/dev/null || true
+    mkdir "$BROADCAST_CGROUP" && echo 50M >"$BROADCAST_CGROUP/memory.max" || return 1
+    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$BROADCAST_CGROUP" "$@"
+}
+
+# Sets CGROUP_PEAK_MIB and CGROUP_OOM_KILLS from the cgroup the last broadcast ran in.
+cgroup_figures() {
+    CGROUP_PEAK_MIB=$(awk '{ printf "%.1f", $1 / 1048576 }' "$BROADCAST_CGROUP/memory.peak" 2>/dev/null)
+    CGROUP_OOM_KILLS=$(sed -n 's/^oom_kill //p' "$BROADCAST_CGROUP/memory.events" 2>/dev/null)
+}
+
 for mode in "800 480 16" "480 800 32"; do
     read -r w h bpp <<<"$mode"
     size=${w}x$h
@@ -92,13 +119,20 @@ for mode in "800 480 16" "480 800 32"; do
         # The screen broadcast of vfb into the library: a separate process reading what the
         # panel shows (16 bpp BGR565 goes through RGBA; 32 bpp by reference). Small for TCG.
         rm -rf "${WORK:?}/media"
-        if out=$("$KIOSKCAM" broadcast --config "$WORK/kioskcam.toml" --framebuffer $FB --root "$WORK/media" --mic tone \
+        $memory_cgroup_ready || continue
+        if out=$(in_broadcast_cgroup "$KIOSKCAM" broadcast --config "$WORK/kioskcam.toml" --framebuffer $FB --root "$WORK/media" --mic tone \
                 --to library --fps 5 --duration 3s --quiet --status-file "$WORK/broadcast.json" 2>"$WORK/broadcast-$size.err") \
             && [[ $out == */screen/*.mp4 ]] \
             && [[ $(ffprobe -v error -show_entries stream=codec_name,width,height -of csv=p=0 "$out" | sort | tr '\n' ' ') == "aac h264,$w,$h " ]]; then
             hil_pass "kioskcam broadcast of vfb ${size}x$bpp: $out (h264 ${w}x$h + aac)"
         else
             hil_fail "kioskcam broadcast of vfb ${size}x$bpp" "$(tail -3 "$WORK/broadcast-$size.err") ${out:-}"
+        fi
+        cgroup_figures
+        if [[ ${CGROUP_OOM_KILLS:-x} == 0 && -n ${CGROUP_PEAK_MIB:-} ]]; then
+            hil_pass "broadcast ${size}x$bpp under memory.max=50M: peak $CGROUP_PEAK_MIB MiB charged, 0 OOM kills"
+        else
+            hil_fail "broadcast ${size}x$bpp under memory.max=50M" "oom_kill=${CGROUP_OOM_KILLS:-?} peak=${CGROUP_PEAK_MIB:-?} MiB"
         fi
     else
         hil_fail "fbset ${w}x${h}x$bpp" "fbset refused"
