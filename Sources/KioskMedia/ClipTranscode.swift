@@ -24,6 +24,7 @@ public enum ClipTranscode {
     public static func write(input: String, output: String, range: ClipRange, size: FrameSize?,
                              bitrate: Int?) throws(MediaError) -> ClipTranscodeReport {
         let video = try VideoFileDecoder(path: input)
+        video.seek(toKeyframeBefore: range.start)
         let target = size ?? FrameSize(width: video.size.width & ~1, height: video.size.height & ~1)
         // The sound of the range, decoded first: a clip's worth is small (a minute of
         // 48 kHz mono is 5.6 MiB), and it lets video and sound be written interleaved.

@@ -119,15 +119,7 @@ public final class StreamParameters: @unchecked Sendable {
     public var hasExtradata: Bool { codecParameters.pointee.extradata_size > 0 }
 
     /// Sets the extradata (padded as libavcodec requires).
-    func setExtradata(_ bytes: [UInt8]) {
-        av_freep(&codecParameters.pointee.extradata)
-        codecParameters.pointee.extradata_size = 0
-        guard let memory = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { return }
-        let target = memory.assumingMemoryBound(to: UInt8.self)
-        bytes.withUnsafeBytes { UnsafeMutableRawPointer(target).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-        codecParameters.pointee.extradata = target
-        codecParameters.pointee.extradata_size = Int32(bytes.count)
-    }
+    func setExtradata(_ bytes: [UInt8]) { replaceExtradata(of: codecParameters, with: bytes) }
 
     /// Whether packets made with `other` can go into the same file as ours: the same
     /// codec, size and set-up (an encoder opened again with the same settings gives the
@@ -148,4 +140,25 @@ public final class StreamParameters: @unchecked Sendable {
         let p = codecParameters.pointee
         return media == .video ? "\(name) \(p.width)x\(p.height)" : "\(name) \(p.sample_rate) Hz \(p.ch_layout.nb_channels) ch"
     }
+}
+
+/// Replaces a stream's extradata (SPS/PPS, AudioSpecificConfig) with `bytes`, padded as
+/// libavcodec requires; left empty when memory runs out (the muxer then refuses the header).
+func replaceExtradata(of parameters: UnsafeMutablePointer<AVCodecParameters>, with bytes: [UInt8]) {
+    av_freep(&parameters.pointee.extradata)
+    parameters.pointee.extradata_size = 0
+    guard !bytes.isEmpty, let memory = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { return }
+    let target = memory.assumingMemoryBound(to: UInt8.self)
+    bytes.withUnsafeBytes { source in
+        if let base = source.baseAddress { UnsafeMutableRawPointer(target).copyMemory(from: base, byteCount: bytes.count) }
+    }
+    parameters.pointee.extradata = target
+    parameters.pointee.extradata_size = Int32(bytes.count)
+}
+
+/// A stream's extradata as bytes (empty when it has none).
+func extradata(of parameters: UnsafeMutablePointer<AVCodecParameters>) -> [UInt8] {
+    let count = Int(parameters.pointee.extradata_size)
+    guard count > 0, let data = parameters.pointee.extradata else { return [] }
+    return Array(UnsafeBufferPointer(start: data, count: count))
 }

@@ -148,6 +148,8 @@ public final class LibavVideoEncoder: VideoEncoding {
             if !settings.tune.isEmpty { av_dict_set(&options, "tune", settings.tune, 0) }
             // A forced keyframe (segment start, recording start) must be an IDR so a file can begin there.
             av_dict_set(&options, "forced-idr", "1", 0)
+            if !settings.profile.isEmpty { av_dict_set(&options, "profile", settings.profile, 0) }
+            if !settings.x264Parameters.isEmpty { av_dict_set(&options, "x264-params", settings.x264Parameters, 0) }
         }
         let opened = avcodec_open2(context, encoder, &options)
         if opened < 0 {

@@ -48,7 +48,23 @@ public final class VideoFileDecoder {
         frame = try Frame(operation: "decode video")
     }
 
-    /// Decodes the whole video once, in order.
+    /// Moves to the keyframe at or before `seconds`, so that `decode` does not decode
+    /// the whole recording before a cut late in it. Stays at the start when the file
+    /// cannot seek (the decode is then only slower).
+    public func seek(toKeyframeBefore seconds: Double) {
+        guard seconds > 0, let stream = input.pointer.pointee.streams[Int(streamIndex)] else { return }
+        let target = ClipExport.ticks(seconds, stream.pointee.time_base)
+        if av_seek_frame(input.pointer, streamIndex, target, AVSEEK_FLAG_BACKWARD) >= 0 {
+            avcodec_flush_buffers(codec.pointer)
+        }
+    }
+
+    /// The video stream's time base (checked positive by `ClipInputFile.mediaStreams`).
+    var timeBase: AVRational {
+        input.pointer.pointee.streams[Int(streamIndex)]?.pointee.time_base ?? AVRational(num: 1, den: 90_000)
+    }
+
+    /// Decodes the whole video once, in order (from where `seek` put it).
     /// - Parameters:
     ///   - target: The size to hand pictures on at (even width and height).
     ///   - body: Called with each picture (I420, valid during the call) and its time in
