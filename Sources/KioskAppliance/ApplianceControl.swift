@@ -99,6 +99,8 @@ struct ApplianceControlHandler: ControlHandler {
             guard let uploader else { return .failure(Self.uploadsOff) }
             uploader.uploadNow()
             return .success(["queued_files": .integer(Int64(uploader.figures.queuedFiles))])
+        case .clipExport(let export):
+            return exportClip(export)
         }
     }
 

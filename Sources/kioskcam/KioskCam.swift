@@ -21,6 +21,7 @@ struct KioskCam: AsyncParsableCommand {
         version: "kioskcam \(version) (\(MediaCapabilities.libraryVersions))",
         subcommands: [Run.self, Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, PlayCommand.self, ExportCommand.self,
                       Probe.self, Salvage.self, ConfigCommand.self, PinCommand.self, StatusCommand.self, StartCommand.self, StopCommand.self,
-                      EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, Events.self, Screenshot.self, UploadCommand.self]
+                      EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, Events.self, Screenshot.self, UploadCommand.self,
+                      ClipCommand.self]
     )
 }

@@ -22,6 +22,10 @@ final class ControlProtocolTests: XCTestCase {
             .pinSet(pin: "0427"), .screenshot, .subscribe(events: nil), .subscribe(events: [.state, .levels]),
             .cameraGet, .cameraSet(try CameraAdjustment(parsing: ["zoom=2.5", "focus=auto", "torch=on", "exposure=-3"])),
             .eventStart, .eventStop, .subscribe(events: [.event]), .uploadStatus, .uploadNow,
+            .clipExport(ClipExportRequest(file: "video/20261124/101455.mp4")),
+            .clipExport(ClipExportRequest(file: "video/20261124/101455-motion-1.mp4", from: 1.5, to: 4, reencode: true,
+                                          size: FrameSize(width: 640, height: 360), bitrateKbps: 500)),
+            .clipExport(ClipExportRequest(file: "audio/20261124/101455.m4a", to: 2, wav: true)),
         ]
         XCTAssertEqual(Set(requests.map(\.command)), Set(ControlRequest.commands), "every command is covered")
         for (index, request) in requests.enumerated() {
