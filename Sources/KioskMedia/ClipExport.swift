@@ -313,6 +313,12 @@ final class ClipOutputFile {
         outStream.pointee.codecpar.pointee.codec_tag = 0
         outStream.pointee.time_base = inStream.pointee.time_base
         outStream.pointee.avg_frame_rate = inStream.pointee.avg_frame_rate
+        // A turned camera's display matrix is stream side data, which the parameters lack.
+        var size = 0
+        if let matrix = av_stream_get_side_data(inStream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36,
+           let copy = av_stream_new_side_data(outStream, AV_PKT_DATA_DISPLAYMATRIX, size) {
+            copy.update(from: matrix, count: size)
+        }
         return outStream
     }
 

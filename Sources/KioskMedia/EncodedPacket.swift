@@ -1,4 +1,5 @@
 import CAVCodec
+import CAVFormat
 import CAVUtil
 import Glibc
 import KioskCore
@@ -95,8 +96,11 @@ public final class StreamParameters: @unchecked Sendable {
     let timeBase: AVRational
     /// Frames per second (video), for the container's average rate.
     public let framesPerSecond: Int
+    /// How players turn the picture (video): the stream's display matrix.
+    public let orientation: PictureOrientation
 
-    init?(context: UnsafeMutablePointer<AVCodecContext>, media: EncodedPacket.Media, framesPerSecond: Int = 0) {
+    init?(context: UnsafeMutablePointer<AVCodecContext>, media: EncodedPacket.Media, framesPerSecond: Int = 0,
+          orientation: PictureOrientation = .upright) {
         guard let parameters = avcodec_parameters_alloc() else { return nil }
         guard avcodec_parameters_from_context(parameters, context) >= 0 else {
             var doomed: UnsafeMutablePointer<AVCodecParameters>? = parameters
@@ -107,6 +111,29 @@ public final class StreamParameters: @unchecked Sendable {
         timeBase = context.pointee.time_base
         self.media = media
         self.framesPerSecond = framesPerSecond
+        self.orientation = orientation
+    }
+
+    /// Sets up a muxer's new stream for these packets: codec parameters, time base and,
+    /// for a turned camera, the display matrix players turn the picture by.
+    /// - Throws: `MediaError.muxer` naming `path` when libavformat refuses or memory runs out.
+    func configure(_ stream: UnsafeMutablePointer<AVStream>, path: String) throws(MediaError) {
+        try check(avcodec_parameters_copy(stream.pointee.codecpar, codecParameters), .muxer, "add stream", path: path)
+        stream.pointee.codecpar.pointee.codec_tag = 0
+        stream.pointee.time_base = timeBase
+        guard media == .video, !orientation.isUpright else { return }
+        let size = 9 * MemoryLayout<Int32>.size
+        guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, size) else {
+            throw MediaError(.muxer, operation: "add stream", path: path, detail: "out of memory for the display matrix")
+        }
+        data.withMemoryRebound(to: Int32.self, capacity: 9) { matrix in
+            // Set as FFmpeg's own readers take it: ffprobe then shows "rotation: -90" for a
+            // quarter turn clockwise, as for a phone's portrait video, and players (ffmpeg's
+            // autorotate, checked in OrientationTests) turn it clockwise. The flip negates
+            // the output's x, so it applies after the turn, as on stills.
+            av_display_rotation_set(matrix, Double(orientation.rotation.degrees))
+            if orientation.mirror { av_display_matrix_flip(matrix, 1, 0) }
+        }
     }
 
     deinit {
@@ -127,6 +154,7 @@ public final class StreamParameters: @unchecked Sendable {
     public func sameSetup(as other: StreamParameters?) -> Bool {
         guard let other else { return false }
         if other === self { return true }
+        guard orientation == other.orientation else { return false }
         let a = codecParameters.pointee, b = other.codecParameters.pointee
         guard a.codec_id == b.codec_id, a.width == b.width, a.height == b.height, a.sample_rate == b.sample_rate,
               a.extradata_size == b.extradata_size else { return false }
