@@ -75,7 +75,8 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         var renderer: ScreenRenderer?
         do {
             let framebuffer = try Framebuffer.open(config: configuration) { [logger] line in logger.notice("screen: \(line)") }
-            renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: configuration.screen.rotation)
+            renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: configuration.screen.rotation,
+                                          previewOrientation: configuration.camera.orientation)
         } catch {
             logger.error("screen: \(error); running without a screen")
         }

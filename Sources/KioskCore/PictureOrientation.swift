@@ -22,19 +22,22 @@ public struct PictureOrientation: Sendable, Equatable {
         rotation.swapsAxes ? FrameSize(width: size.height, height: size.width) : size
     }
 
-    /// Turns one 8-bit plane (luma, or a chroma plane of 4:2:0 with its own size).
+    /// Turns one plane: 8-bit (luma, or a chroma plane of 4:2:0 with its own size) or
+    /// 32-bit (the preview's BGRA).
     /// - Parameters:
-    ///   - source: `height` rows of `width` bytes, `sourceStride` apart.
-    ///   - destination: Room for the turned plane: `turnedSize` rows, `destinationStride` apart.
-    /// - Returns: False (nothing written) when a stride is shorter than a row or a buffer
-    ///   is too small for the rows it must hold.
+    ///   - source: `height` rows of `width` pixels, `sourceStride` bytes apart.
+    ///   - destination: Room for the turned plane: `turnedSize` rows, `destinationStride` bytes apart.
+    ///   - bytesPerPixel: 1 or 4.
+    /// - Returns: False (nothing written) when a stride is shorter than a row, a buffer
+    ///   is too small for the rows it must hold, or `bytesPerPixel` is neither 1 nor 4.
     @discardableResult
     public func turn(plane source: UnsafeRawBufferPointer, width: Int, height: Int, sourceStride: Int,
-                     into destination: UnsafeMutableRawBufferPointer, destinationStride: Int) -> Bool {
+                     into destination: UnsafeMutableRawBufferPointer, destinationStride: Int, bytesPerPixel: Int = 1) -> Bool {
         let turned = turnedSize(FrameSize(width: width, height: height))
-        guard width > 0, height > 0, sourceStride >= width, destinationStride >= turned.width,
-              source.count >= sourceStride * (height - 1) + width,
-              destination.count >= destinationStride * (turned.height - 1) + turned.width else { return false }
+        let step = bytesPerPixel
+        guard step == 1 || step == 4, width > 0, height > 0, sourceStride >= width * step, destinationStride >= turned.width * step,
+              source.count >= sourceStride * (height - 1) + width * step,
+              destination.count >= destinationStride * (turned.height - 1) + turned.width * step else { return false }
         for y in 0..<turned.height {
             let row = y * destinationStride
             for x in 0..<turned.width {
@@ -46,7 +49,12 @@ public struct PictureOrientation: Sendable, Equatable {
                 case .half: (width - 1 - unmirrored, height - 1 - y)
                 case .threeQuarters: (width - 1 - y, unmirrored)
                 }
-                destination[row + x] = source[sy * sourceStride + sx]
+                if step == 4 {
+                    let pixel = source.loadUnaligned(fromByteOffset: sy * sourceStride + sx * 4, as: UInt32.self)
+                    destination.storeBytes(of: pixel, toByteOffset: row + x * 4, as: UInt32.self)
+                } else {
+                    destination[row + x] = source[sy * sourceStride + sx]
+                }
             }
         }
         return true

@@ -33,6 +33,33 @@ final class PictureOrientationTests: XCTestCase {
         XCTAssertFalse(PictureOrientation(mirror: true).isUpright)
     }
 
+    func testFourBytePixelsMoveWhole() {
+        // 2 wide, 1 high, BGRA: pixel A then pixel B; a quarter turn stands them on end.
+        let pixels: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
+        var out = [UInt8](repeating: 0, count: 8)
+        let ok = pixels.withUnsafeBytes { source in
+            out.withUnsafeMutableBytes {
+                PictureOrientation(rotation: .quarter).turn(plane: source, width: 2, height: 1, sourceStride: 8, into: $0,
+                                                            destinationStride: 4, bytesPerPixel: 4)
+            }
+        }
+        XCTAssertTrue(ok)
+        XCTAssertEqual(out, [1, 2, 3, 4, 5, 6, 7, 8], "A on top of B")
+        let mirrored = pixels.withUnsafeBytes { source -> [UInt8] in
+            var out = [UInt8](repeating: 0, count: 8)
+            out.withUnsafeMutableBytes {
+                _ = PictureOrientation(mirror: true).turn(plane: source, width: 2, height: 1, sourceStride: 8, into: $0,
+                                                          destinationStride: 8, bytesPerPixel: 4)
+            }
+            return out
+        }
+        XCTAssertEqual(mirrored, [5, 6, 7, 8, 1, 2, 3, 4])
+        XCTAssertFalse(pixels.withUnsafeBytes { source in
+            out.withUnsafeMutableBytes { PictureOrientation.upright.turn(plane: source, width: 2, height: 1, sourceStride: 8, into: $0,
+                                                                          destinationStride: 8, bytesPerPixel: 3) }
+        })
+    }
+
     func testStridesAndShortBuffersAreRefused() {
         let orientation = PictureOrientation(rotation: .quarter)
         var out = [UInt8](repeating: 0, count: 6)
