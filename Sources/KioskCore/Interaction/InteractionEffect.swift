@@ -17,6 +17,9 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
     case sendRecorderCommand(RecordingRequest)
     /// Take a still from the next frame; a failure comes back as `.recorderFailed`.
     case takeSnapshot
+    /// Zoom the camera to this factor (a pinch or a double tap on the preview): the
+    /// camera's own zoom where it has one, else the digital zoom; both glide there.
+    case setZoom(Double)
     /// Check these four digits against the PIN store; answer with `.pinChecked`.
     case checkPIN(String)
 
@@ -57,6 +60,7 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .sendRecorderCommand(let request): "sendRecorderCommand(\(request))"
         case .takeSnapshot: "takeSnapshot"
+        case .setZoom(let factor): "setZoom(\(factor))"
         case .checkPIN: "checkPIN(****)"
         case .draw(let model): "draw(\(model.page.rawValue))"
         case .refreshPreview: "refreshPreview"
