@@ -44,10 +44,13 @@ public enum ClipTranscode {
         }
         let temporary = output + ".partial"
         unlink(temporary)
+        var videoSettings = VideoTrackSettings(input: VideoFormat(size: target, pixelFormat: .yuv420, framesPerSecond: video.framesPerSecond),
+                                               bitrate: bitrate, keyframeInterval: video.framesPerSecond)
+        // A turned camera's clip is turned the same way: the pixels are re-encoded as they are.
+        videoSettings.orientation = video.orientation
         let settings = MP4WriterSettings(
             path: temporary,
-            video: VideoTrackSettings(input: VideoFormat(size: target, pixelFormat: .yuv420, framesPerSecond: video.framesPerSecond),
-                                      bitrate: bitrate, keyframeInterval: video.framesPerSecond),
+            video: videoSettings,
             audio: soundRate > 0 ? AudioTrackSettings(input: AudioFormat(sampleRate: soundRate, channels: 1)) : nil)
         let writer = try MP4Writer(settings: settings)
         var finished = false

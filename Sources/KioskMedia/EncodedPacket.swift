@@ -126,14 +126,7 @@ public final class StreamParameters: @unchecked Sendable {
         guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, size) else {
             throw MediaError(.muxer, operation: "add stream", path: path, detail: "out of memory for the display matrix")
         }
-        data.withMemoryRebound(to: Int32.self, capacity: 9) { matrix in
-            // Set as FFmpeg's own readers take it: ffprobe then shows "rotation: -90" for a
-            // quarter turn clockwise, as for a phone's portrait video, and players (ffmpeg's
-            // autorotate, checked in OrientationTests) turn it clockwise. The flip negates
-            // the output's x, so it applies after the turn, as on stills.
-            av_display_rotation_set(matrix, Double(orientation.rotation.degrees))
-            if orientation.mirror { av_display_matrix_flip(matrix, 1, 0) }
-        }
+        data.withMemoryRebound(to: Int32.self, capacity: 9) { orientation.writeDisplayMatrix(into: $0) }
     }
 
     deinit {
@@ -189,4 +182,34 @@ func extradata(of parameters: UnsafeMutablePointer<AVCodecParameters>) -> [UInt8
     let count = Int(parameters.pointee.extradata_size)
     guard count > 0, let data = parameters.pointee.extradata else { return [] }
     return Array(UnsafeBufferPointer(start: data, count: count))
+}
+
+extension PictureOrientation {
+    /// Writes this turn as an FFmpeg display matrix (9 × Int32, 16.16 fixed point).
+    ///
+    /// Set as FFmpeg's own readers take it: ffprobe then shows "rotation: -90" for a
+    /// quarter turn clockwise, as for a phone's portrait video, and players (ffmpeg's
+    /// autorotate, checked in OrientationTests) turn it clockwise. The flip negates the
+    /// output's x, so it applies after the turn, as on stills.
+    func writeDisplayMatrix(into matrix: UnsafeMutablePointer<Int32>) {
+        av_display_rotation_set(matrix, Double(rotation.degrees))
+        if mirror { av_display_matrix_flip(matrix, 1, 0) }
+    }
+
+    /// The turn a stream's display matrix describes; nil for a matrix that is none of
+    /// the eight quarter turns and flips (a skew or a scale: left alone).
+    init?(displayMatrix matrix: UnsafePointer<Int32>) {
+        for rotation in ScreenRotation.allCases {
+            for mirror in [false, true] {
+                let candidate = PictureOrientation(rotation: rotation, mirror: mirror)
+                var built = [Int32](repeating: 0, count: 9)
+                built.withUnsafeMutableBufferPointer { if let base = $0.baseAddress { candidate.writeDisplayMatrix(into: base) } }
+                if (0..<9).allSatisfy({ abs(Int(built[$0]) - Int(matrix[$0])) <= 2 }) {
+                    self = candidate
+                    return
+                }
+            }
+        }
+        return nil
+    }
 }

@@ -13,6 +13,8 @@ public final class VideoFileDecoder {
     public let size: FrameSize
     /// Frames per second from the stream (30 when the file does not say).
     public let framesPerSecond: Int
+    /// How players turn the picture (the stream's display matrix); upright without one.
+    public let orientation: PictureOrientation
     private let input: ClipInputFile
     private let streamIndex: Int32
     private let codec: CodecContext
@@ -37,6 +39,12 @@ public final class VideoFileDecoder {
         let rate = stream.pointee.avg_frame_rate
         framesPerSecond = rate.num > 0 && rate.den > 0 ? min(240, max(1, Int((Double(rate.num) / Double(rate.den)).rounded()))) : 30
         streamIndex = index
+        var sideDataSize = 0
+        if let matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &sideDataSize), sideDataSize >= 36 {
+            orientation = matrix.withMemoryRebound(to: Int32.self, capacity: 9) { PictureOrientation(displayMatrix: $0) } ?? .upright
+        } else {
+            orientation = .upright
+        }
         guard let decoder = avcodec_find_decoder(parameters.pointee.codec_id) else {
             throw MediaError(.invalidInput, operation: "read video", path: path, detail: "this FFmpeg build cannot decode its video")
         }

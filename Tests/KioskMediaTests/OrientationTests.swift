@@ -73,6 +73,15 @@ final class OrientationTests: XCTestCase {
         let clip = folder.path + "/clip.mp4"
         _ = try ClipExport.copy(input: turned, output: clip, range: ClipRange(start: 0, end: 1, endWasClamped: false), outline: outline)
         XCTAssertEqual(try probedRotation(clip), -90)
+        // So is a re-encoded one, smaller or not, for every turn and mirror.
+        for (index, (orientation, expected)) in cases.enumerated() {
+            let small = folder.path + "/small-\(index).mp4"
+            _ = try ClipTranscode.write(input: folder.path + "/turn-\(index).mp4", output: small,
+                                        range: ClipRange(start: 0.5, end: 1, endWasClamped: false),
+                                        size: FrameSize(width: 160, height: 90), bitrate: nil)
+            XCTAssertEqual(try probedRotation(small), expected, "re-encoded \(orientation)")
+            XCTAssertEqual(try VideoFileDecoder(path: small).orientation, orientation)
+        }
     }
 
     /// A JPEG decoded to 8-bit grey by ffmpeg, through `filter` ("null" for none).
