@@ -165,6 +165,9 @@ fi
 # The daemon with vivid (no zoom control: the digital zoom), a memory screen and a
 # uinput multi-touch screen; the still after the pinch must be the centre crop, and a
 # double tap goes back to 1×.
+# Foundation's Process (the test starts the daemon and ffmpeg) needs the loopback
+# interface up, as appliance.sh brings it up: without it the test hangs in Process.run.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 if hil_modprobe vivid n_devs=1 node_types=0x1 && hil_wait_for 10 test -c /dev/video0; then
     hil_xctest --timeout 600 --dir "$WORK" pinch KIOSKCAM_HIL_APPLIANCE=1 KIOSKCAM_HIL_CAMERA=/dev/video0 \
         -- KioskApplianceTests.ApplianceHILTests/testPinchOnTheTouchScreenZoomsVividsPicture
