@@ -103,6 +103,16 @@ func checkArguments(_ request: ControlRequest) {
             Fuzz.require((try? BroadcastDestination(parsing: destination)) != nil, "a destination that does not parse: \(destination)")
         }
         if let duration { Fuzz.require(duration.isFinite && (1...604_800).contains(duration), "duration \(duration)") }
+    case .clipExport(let export):
+        // The daemon joins `file` to its media root: it must never leave the library.
+        Fuzz.require(LibraryLayout(root: "/media").recordingPath(relative: export.file)?.hasPrefix("/media/") == true
+                     && !export.file.contains(".."), "clip.export file \(export.file.debugDescription)")
+        for time in [export.from, export.to].compactMap({ $0 }) {
+            Fuzz.require(time.isFinite && ClipExportRequest.timeRange.contains(time), "clip.export time \(time)")
+        }
+        if let from = export.from, let to = export.to { Fuzz.require(from < to, "clip.export \(from) to \(to)") }
+        if let size = export.size { Fuzz.require(export.reencode && ClipExportRequest.isValidSize(size), "clip.export size \(size)") }
+        if let bitrate = export.bitrateKbps { Fuzz.require(export.reencode && (50...20_000).contains(bitrate), "clip.export bitrate \(bitrate)") }
     case .status, .recordStop, .snapshot, .purge, .screenshot, .cameraGet, .eventStart, .eventStop, .uploadStatus, .uploadNow,
          .broadcastStop:
         break

@@ -112,6 +112,8 @@ struct ApplianceControlHandler: ControlHandler {
                 return .failure(ControlError(.failed, "no broadcast is running: there is nothing to stop"))
             }
             return .success(["state": .string(BroadcastStatus.State.stopped.rawValue)])
+        case .clipExport(let export):
+            return exportClip(export)
         }
     }
 

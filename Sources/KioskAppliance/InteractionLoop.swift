@@ -39,6 +39,10 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     private let thread = ThreadGroup()
 
     private let commandQueue = DispatchQueue(label: "kioskcam.commands")
+    /// Zoom changes from pinches, off the UI thread; `pendingZoom` holds the newest factor
+    /// not yet applied (nil when none waits).
+    private let zoomQueue = DispatchQueue(label: "kioskcam.zoom")
+    private let pendingZoom = Locked<Double?>(nil)
     private let pinQueue = DispatchQueue(label: "kioskcam.pin")
 
     // Owned by the loop thread.
@@ -79,7 +83,8 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         var renderer: ScreenRenderer?
         do {
             let framebuffer = try Framebuffer.open(config: configuration) { [logger] line in logger.notice("screen: \(line)") }
-            renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: configuration.screen.rotation)
+            renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: configuration.screen.rotation,
+                                          previewOrientation: configuration.camera.orientation)
         } catch {
             logger.error("screen: \(error); running without a screen")
         }
@@ -93,8 +98,11 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             _ = controller.update(status: status)
             screen = controller
         }
+        // The largest zoom: the camera's own where it has one, else the digital zoom's.
+        var zoomMaximum = 4.0
+        if case .object(let zoom)? = appliance.cameraSettings["zoom"], let maximum = zoom["maximum"]?.doubleValue { zoomMaximum = maximum }
         controller = InteractionController(screen: screen, previewFramesPerSecond: configuration.screen.previewFramesPerSecond,
-                                           now: now)
+                                           now: now, pinch: renderer.map { PinchZoomRecognizer(maximum: zoomMaximum, area: $0.layout.preview) })
         openButtons()
         openTouch(screen: renderer?.size ?? ScreenSize(width: 800, height: 480))
         appliance.onEvent { [weak self] event in
@@ -295,6 +303,23 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
                     logger.error("\(request) failed: \(error)")
                     appliance.publish(.failure("\(request): \(error)"))
                 }
+            }
+        case .setZoom(let factor):
+            // Off this thread (a camera control write), latest wins: a pinch sends many
+            // factors and only the newest matters, so at most one waits.
+            let first = pendingZoom.withLock { pending -> Bool in
+                defer { pending = factor }
+                return pending == nil
+            }
+            guard first else { break }
+            zoomQueue.async { [weak self] in
+                guard let self, let latest = self.pendingZoom.withLock({ pending -> Double? in
+                    defer { pending = nil }
+                    return pending
+                }) else { return }
+                var adjustment = CameraAdjustment()
+                guard (try? adjustment.set(.zoom, .value(latest))) != nil else { return }
+                _ = self.appliance.adjustCamera(adjustment)
             }
         case .takeSnapshot:
             // Answered by the encoder thread with the next frame (or at once without a

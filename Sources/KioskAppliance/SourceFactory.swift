@@ -185,9 +185,11 @@ public enum SourceFactory {
         return RecorderSettings(
             layout: LibraryLayout(root: configuration.storage.mediaRoot),
             video: video.map {
-                VideoTrackSettings(input: $0, codecName: encoder.videoCodec, bitrate: encoder.videoBitrate,
-                                   keyframeInterval: encoder.keyframeInterval, preset: encoder.preset,
-                                   tune: encoder.tune == "none" ? "" : encoder.tune, threads: encoder.threads)
+                var settings = VideoTrackSettings(input: $0, codecName: encoder.videoCodec, bitrate: encoder.videoBitrate,
+                                                  keyframeInterval: encoder.keyframeInterval, preset: encoder.preset,
+                                                  tune: encoder.tune == "none" ? "" : encoder.tune, threads: encoder.threads)
+                settings.orientation = configuration.camera.orientation
+                return settings
             },
             audio: audio.map { AudioTrackSettings(input: $0, bitrate: encoder.audioBitrate) },
             segmentPolicy: configuration.segmentPolicy,

@@ -108,7 +108,7 @@ public enum ClipExport {
         let streams = try input.mediaStreams()
         let temporary = output + ".partial"
         let destination = try ClipOutputFile(path: temporary, format: outline.hasVideo ? "mp4" : "ipod")
-        var map: [Int32: (out: UnsafeMutablePointer<AVStream>, startTicks: Int64, endTicks: Int64)] = [:]
+        var windows: [Int32: CopyWindow] = [:]
         for index in [streams.video, streams.audio].compactMap({ $0 }) {
             guard let inStream = source.pointee.streams[Int(index)] else { continue }
             let outStream = try destination.addStream(copying: inStream)
@@ -116,49 +116,71 @@ public enum ClipExport {
             // Capture times jitter around the frame grid (a frame "at 3 s" may be stamped
             // 2.99997 s): a picture within half a frame of the end belongs after it.
             let end = index == streams.video ? range.end - outline.frameDuration / 2 : range.end
-            map[index] = (outStream, ticks(start, base), ticks(end, base))
+            windows[index] = CopyWindow(input: inStream, output: outStream, from: ticks(start, base),
+                                        end: ticks(end, base), shift: ticks(start, base))
         }
         try destination.writeHeader()
-        let packet = try Packet(operation: "export \(path)")
         var report = ClipCopyReport(start: start, end: range.end, videoPackets: 0, audioPackets: 0)
-        var videoStarted = streams.video == nil
-        while true {
-            let read = av_read_frame(source, packet.pointer)
-            if read == kc_averror_eof() { break }
-            if read < 0 {
-                if report.videoPackets + report.audioPackets > 0 { break }  // a torn tail
-                try check(read, .invalidInput, "read packets", path: path)
-            }
-            defer { av_packet_unref(packet.pointer) }
-            let index = packet.pointer.pointee.stream_index
-            guard let target = map[index], packet.pointer.pointee.flags & kc_av_pkt_flag_corrupt() == 0 else { continue }
-            let pts = packet.pointer.pointee.pts
-            guard pts != kc_av_nopts_value(), pts >= target.startTicks, pts < target.endTicks else { continue }
-            let isVideo = index == streams.video
-            if isVideo && !videoStarted {
-                // The copy must begin on a keyframe; what comes before it cannot decode.
-                guard packet.pointer.pointee.flags & kc_av_pkt_flag_key() != 0 else { continue }
-                videoStarted = true
-            }
-            // Sound from before the first picture would play over a black screen.
-            if !isVideo && !videoStarted { continue }
-            packet.pointer.pointee.pts = pts - target.startTicks
-            let dts = packet.pointer.pointee.dts
-            // No B-frames in our recordings, so dts ≤ pts; a foreign file's earlier dts
-            // is kept but not allowed to go below zero's neighbourhood by overflow.
-            packet.pointer.pointee.dts = dts == kc_av_nopts_value() ? pts - target.startTicks
-                : dts.subtractingReportingOverflow(target.startTicks).partialValue
-            packet.pointer.pointee.pos = -1
-            guard let stream = source.pointee.streams[Int(index)] else { continue }
-            try destination.write(packet.pointer, from: stream, to: target.out)
-            if isVideo { report.videoPackets += 1 } else { report.audioPackets += 1 }
-        }
+        (report.videoPackets, report.audioPackets) = try copyPackets(from: input, video: streams.video, windows: windows,
+                                                                     to: destination, videoStarted: streams.video == nil)
         guard report.videoPackets + report.audioPackets > 0 else {
             throw MediaError(.invalidInput, operation: "export", path: path,
                              detail: "no packet lies between \(formatClipTime(start)) and \(formatClipTime(range.end))")
         }
         try destination.finish(renamingTo: output)
         return report
+    }
+
+    /// One stream's part of a copy: packets with pts in `from..<end` (ticks of the input
+    /// stream) go to `output`, their times moved back by `shift`.
+    struct CopyWindow {
+        var input: UnsafeMutablePointer<AVStream>
+        var output: UnsafeMutablePointer<AVStream>
+        var from: Int64
+        var end: Int64
+        var shift: Int64
+    }
+
+    /// Reads `input` to its end and writes the packets inside each stream's window.
+    /// - Parameters:
+    ///   - videoStarted: False when the copy must wait for a video keyframe (what comes
+    ///     before it cannot decode) and drop the sound before it (it would play over black).
+    /// - Returns: The video and sound packets written.
+    /// - Throws: `MediaError.invalidInput` when nothing can be read, `.io` when writing fails.
+    static func copyPackets(from input: ClipInputFile, video: Int32?, windows: [Int32: CopyWindow],
+                            to destination: ClipOutputFile, videoStarted started: Bool) throws(MediaError) -> (Int, Int) {
+        let packet = try Packet(operation: "export \(input.path)")
+        var videoPackets = 0, audioPackets = 0
+        var videoStarted = started
+        while true {
+            let read = av_read_frame(input.pointer, packet.pointer)
+            if read == kc_averror_eof() { break }
+            if read < 0 {
+                if videoPackets + audioPackets > 0 { break }  // a torn tail
+                try check(read, .invalidInput, "read packets", path: input.path)
+            }
+            defer { av_packet_unref(packet.pointer) }
+            let index = packet.pointer.pointee.stream_index
+            guard let window = windows[index], packet.pointer.pointee.flags & kc_av_pkt_flag_corrupt() == 0 else { continue }
+            let pts = packet.pointer.pointee.pts
+            guard pts != kc_av_nopts_value(), pts >= window.from, pts < window.end else { continue }
+            let isVideo = index == video
+            if isVideo && !videoStarted {
+                guard packet.pointer.pointee.flags & kc_av_pkt_flag_key() != 0 else { continue }
+                videoStarted = true
+            }
+            if !isVideo && !videoStarted { continue }
+            packet.pointer.pointee.pts = pts - window.shift
+            let dts = packet.pointer.pointee.dts
+            // No B-frames in our recordings, so dts ≤ pts; a foreign file's earlier dts
+            // is kept but not allowed to go below zero's neighbourhood by overflow.
+            packet.pointer.pointee.dts = dts == kc_av_nopts_value() ? pts - window.shift
+                : dts.subtractingReportingOverflow(window.shift).partialValue
+            packet.pointer.pointee.pos = -1
+            try destination.write(packet.pointer, from: window.input, to: window.output)
+            if isVideo { videoPackets += 1 } else { audioPackets += 1 }
+        }
+        return (videoPackets, audioPackets)
     }
 
     /// `seconds` in ticks of `base` (checked: a zero or negative base gives 0).
@@ -291,6 +313,12 @@ final class ClipOutputFile {
         outStream.pointee.codecpar.pointee.codec_tag = 0
         outStream.pointee.time_base = inStream.pointee.time_base
         outStream.pointee.avg_frame_rate = inStream.pointee.avg_frame_rate
+        // A turned camera's display matrix is stream side data, which the parameters lack.
+        var size = 0
+        if let matrix = av_stream_get_side_data(inStream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36,
+           let copy = av_stream_new_side_data(outStream, AV_PKT_DATA_DISPLAYMATRIX, size) {
+            copy.update(from: matrix, count: size)
+        }
         return outStream
     }
 

@@ -24,6 +24,7 @@ public enum ClipTranscode {
     public static func write(input: String, output: String, range: ClipRange, size: FrameSize?,
                              bitrate: Int?) throws(MediaError) -> ClipTranscodeReport {
         let video = try VideoFileDecoder(path: input)
+        video.seek(toKeyframeBefore: range.start)
         let target = size ?? FrameSize(width: video.size.width & ~1, height: video.size.height & ~1)
         // The sound of the range, decoded first: a clip's worth is small (a minute of
         // 48 kHz mono is 5.6 MiB), and it lets video and sound be written interleaved.
@@ -43,10 +44,13 @@ public enum ClipTranscode {
         }
         let temporary = output + ".partial"
         unlink(temporary)
+        var videoSettings = VideoTrackSettings(input: VideoFormat(size: target, pixelFormat: .yuv420, framesPerSecond: video.framesPerSecond),
+                                               bitrate: bitrate, keyframeInterval: video.framesPerSecond)
+        // A turned camera's clip is turned the same way: the pixels are re-encoded as they are.
+        videoSettings.orientation = video.orientation
         let settings = MP4WriterSettings(
             path: temporary,
-            video: VideoTrackSettings(input: VideoFormat(size: target, pixelFormat: .yuv420, framesPerSecond: video.framesPerSecond),
-                                      bitrate: bitrate, keyframeInterval: video.framesPerSecond),
+            video: videoSettings,
             audio: soundRate > 0 ? AudioTrackSettings(input: AudioFormat(sampleRate: soundRate, channels: 1)) : nil)
         let writer = try MP4Writer(settings: settings)
         var finished = false

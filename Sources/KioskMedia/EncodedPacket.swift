@@ -1,4 +1,5 @@
 import CAVCodec
+import CAVFormat
 import CAVUtil
 import Glibc
 import KioskCore
@@ -95,8 +96,11 @@ public final class StreamParameters: @unchecked Sendable {
     let timeBase: AVRational
     /// Frames per second (video), for the container's average rate.
     public let framesPerSecond: Int
+    /// How players turn the picture (video): the stream's display matrix.
+    public let orientation: PictureOrientation
 
-    init?(context: UnsafeMutablePointer<AVCodecContext>, media: EncodedPacket.Media, framesPerSecond: Int = 0) {
+    init?(context: UnsafeMutablePointer<AVCodecContext>, media: EncodedPacket.Media, framesPerSecond: Int = 0,
+          orientation: PictureOrientation = .upright) {
         guard let parameters = avcodec_parameters_alloc() else { return nil }
         guard avcodec_parameters_from_context(parameters, context) >= 0 else {
             var doomed: UnsafeMutablePointer<AVCodecParameters>? = parameters
@@ -107,6 +111,22 @@ public final class StreamParameters: @unchecked Sendable {
         timeBase = context.pointee.time_base
         self.media = media
         self.framesPerSecond = framesPerSecond
+        self.orientation = orientation
+    }
+
+    /// Sets up a muxer's new stream for these packets: codec parameters, time base and,
+    /// for a turned camera, the display matrix players turn the picture by.
+    /// - Throws: `MediaError.muxer` naming `path` when libavformat refuses or memory runs out.
+    func configure(_ stream: UnsafeMutablePointer<AVStream>, path: String) throws(MediaError) {
+        try check(avcodec_parameters_copy(stream.pointee.codecpar, codecParameters), .muxer, "add stream", path: path)
+        stream.pointee.codecpar.pointee.codec_tag = 0
+        stream.pointee.time_base = timeBase
+        guard media == .video, !orientation.isUpright else { return }
+        let size = 9 * MemoryLayout<Int32>.size
+        guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, size) else {
+            throw MediaError(.muxer, operation: "add stream", path: path, detail: "out of memory for the display matrix")
+        }
+        data.withMemoryRebound(to: Int32.self, capacity: 9) { orientation.writeDisplayMatrix(into: $0) }
     }
 
     deinit {
@@ -119,15 +139,7 @@ public final class StreamParameters: @unchecked Sendable {
     public var hasExtradata: Bool { codecParameters.pointee.extradata_size > 0 }
 
     /// Sets the extradata (padded as libavcodec requires).
-    func setExtradata(_ bytes: [UInt8]) {
-        av_freep(&codecParameters.pointee.extradata)
-        codecParameters.pointee.extradata_size = 0
-        guard let memory = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { return }
-        let target = memory.assumingMemoryBound(to: UInt8.self)
-        bytes.withUnsafeBytes { UnsafeMutableRawPointer(target).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-        codecParameters.pointee.extradata = target
-        codecParameters.pointee.extradata_size = Int32(bytes.count)
-    }
+    func setExtradata(_ bytes: [UInt8]) { replaceExtradata(of: codecParameters, with: bytes) }
 
     /// Whether packets made with `other` can go into the same file as ours: the same
     /// codec, size and set-up (an encoder opened again with the same settings gives the
@@ -135,6 +147,7 @@ public final class StreamParameters: @unchecked Sendable {
     public func sameSetup(as other: StreamParameters?) -> Bool {
         guard let other else { return false }
         if other === self { return true }
+        guard orientation == other.orientation else { return false }
         let a = codecParameters.pointee, b = other.codecParameters.pointee
         guard a.codec_id == b.codec_id, a.width == b.width, a.height == b.height, a.sample_rate == b.sample_rate,
               a.extradata_size == b.extradata_size else { return false }
@@ -147,5 +160,56 @@ public final class StreamParameters: @unchecked Sendable {
         let name = avcodec_get_name(codecParameters.pointee.codec_id).map { String(cString: $0) } ?? "?"
         let p = codecParameters.pointee
         return media == .video ? "\(name) \(p.width)x\(p.height)" : "\(name) \(p.sample_rate) Hz \(p.ch_layout.nb_channels) ch"
+    }
+}
+
+/// Replaces a stream's extradata (SPS/PPS, AudioSpecificConfig) with `bytes`, padded as
+/// libavcodec requires; left empty when memory runs out (the muxer then refuses the header).
+func replaceExtradata(of parameters: UnsafeMutablePointer<AVCodecParameters>, with bytes: [UInt8]) {
+    av_freep(&parameters.pointee.extradata)
+    parameters.pointee.extradata_size = 0
+    guard !bytes.isEmpty, let memory = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else { return }
+    let target = memory.assumingMemoryBound(to: UInt8.self)
+    bytes.withUnsafeBytes { source in
+        if let base = source.baseAddress { UnsafeMutableRawPointer(target).copyMemory(from: base, byteCount: bytes.count) }
+    }
+    parameters.pointee.extradata = target
+    parameters.pointee.extradata_size = Int32(bytes.count)
+}
+
+/// A stream's extradata as bytes (empty when it has none).
+func extradata(of parameters: UnsafeMutablePointer<AVCodecParameters>) -> [UInt8] {
+    let count = Int(parameters.pointee.extradata_size)
+    guard count > 0, let data = parameters.pointee.extradata else { return [] }
+    return Array(UnsafeBufferPointer(start: data, count: count))
+}
+
+extension PictureOrientation {
+    /// Writes this turn as an FFmpeg display matrix (9 × Int32, 16.16 fixed point).
+    ///
+    /// Set as FFmpeg's own readers take it: ffprobe then shows "rotation: -90" for a
+    /// quarter turn clockwise, as for a phone's portrait video, and players (ffmpeg's
+    /// autorotate, checked in OrientationTests) turn it clockwise. The flip negates the
+    /// output's x, so it applies after the turn, as on stills.
+    func writeDisplayMatrix(into matrix: UnsafeMutablePointer<Int32>) {
+        av_display_rotation_set(matrix, Double(rotation.degrees))
+        if mirror { av_display_matrix_flip(matrix, 1, 0) }
+    }
+
+    /// The turn a stream's display matrix describes; nil for a matrix that is none of
+    /// the eight quarter turns and flips (a skew or a scale: left alone).
+    init?(displayMatrix matrix: UnsafePointer<Int32>) {
+        for rotation in ScreenRotation.allCases {
+            for mirror in [false, true] {
+                let candidate = PictureOrientation(rotation: rotation, mirror: mirror)
+                var built = [Int32](repeating: 0, count: 9)
+                built.withUnsafeMutableBufferPointer { if let base = $0.baseAddress { candidate.writeDisplayMatrix(into: base) } }
+                if (0..<9).allSatisfy({ abs(Int(built[$0]) - Int(matrix[$0])) <= 2 }) {
+                    self = candidate
+                    return
+                }
+            }
+        }
+        return nil
     }
 }

@@ -165,9 +165,7 @@ public final class PacketFileWriter {
         guard let stream = avformat_new_stream(format, nil) else {
             throw MediaError(.muxer, operation: "add stream", path: path, detail: "out of memory")
         }
-        try check(avcodec_parameters_copy(stream.pointee.codecpar, parameters.codecParameters), .muxer, "add stream", path: path)
-        stream.pointee.codecpar.pointee.codec_tag = 0
-        stream.pointee.time_base = parameters.timeBase
+        try parameters.configure(stream, path: path)
         return stream
     }
 

@@ -102,9 +102,7 @@ public final class PacketStreamWriter {
         guard let stream = avformat_new_stream(format, nil) else {
             throw MediaError(.muxer, operation: "add stream", path: shown, detail: "out of memory")
         }
-        try check(avcodec_parameters_copy(stream.pointee.codecpar, parameters.codecParameters), .muxer, "add stream", path: shown)
-        stream.pointee.codecpar.pointee.codec_tag = 0
-        stream.pointee.time_base = parameters.timeBase
+        try parameters.configure(stream, path: shown)
         return stream
     }
 

@@ -16,6 +16,14 @@ public struct VideoTrackSettings: Sendable, Equatable {
     public var tune: String
     /// 0 lets the encoder choose.
     public var threads: Int
+    /// libx264 profile ("high", "main", "baseline"); empty lets libx264 choose. A smart
+    /// cut sets the recording's, so both parts of the clip share one profile.
+    public var profile: String = ""
+    /// Extra libx264 settings as `key=value:key=value` (a smart cut sets `sps-id`); empty for none.
+    public var x264Parameters: String = ""
+    /// How players should turn the picture (`camera.rotation`/`camera.mirror`): written
+    /// as each file's display matrix, the pixels left as the camera gave them.
+    public var orientation = PictureOrientation.upright
 
     public init(input: VideoFormat, codecName: String = "libx264", bitrate: Int? = nil,
                 keyframeInterval: Int = EncodingPolicy.maximumKeyframeInterval,

@@ -148,6 +148,8 @@ public final class LibavVideoEncoder: VideoEncoding {
             if !settings.tune.isEmpty { av_dict_set(&options, "tune", settings.tune, 0) }
             // A forced keyframe (segment start, recording start) must be an IDR so a file can begin there.
             av_dict_set(&options, "forced-idr", "1", 0)
+            if !settings.profile.isEmpty { av_dict_set(&options, "profile", settings.profile, 0) }
+            if !settings.x264Parameters.isEmpty { av_dict_set(&options, "x264-params", settings.x264Parameters, 0) }
         }
         let opened = avcodec_open2(context, encoder, &options)
         if opened < 0 {
@@ -156,7 +158,8 @@ public final class LibavVideoEncoder: VideoEncoding {
                              detail: "it refused \(input.size) at \(input.framesPerSecond) fps, \(settings.bitrate / 1000) kbit/s",
                              hint: "Try another camera.size/camera.fps or encoder.video_codec")
         }
-        guard let parameters = StreamParameters(context: context, media: .video, framesPerSecond: input.framesPerSecond) else {
+        guard let parameters = StreamParameters(context: context, media: .video, framesPerSecond: input.framesPerSecond,
+                                                orientation: settings.orientation) else {
             throw MediaError(.encoderRejectedSettings, operation: "open video encoder", detail: "out of memory")
         }
         self.parameters = parameters
@@ -375,7 +378,7 @@ extension StreamParameters {
         context.pointee.height = Int32(settings.input.size.height)
         context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
         context.pointee.time_base = VideoTrackSettings.timeBase
-        self.init(context: context, media: .video, framesPerSecond: settings.input.framesPerSecond)
+        self.init(context: context, media: .video, framesPerSecond: settings.input.framesPerSecond, orientation: settings.orientation)
         setExtradata([0, 0, 0, 1] + NullVideoEncoder.sps + [0, 0, 0, 1] + NullVideoEncoder.pps)
     }
 }

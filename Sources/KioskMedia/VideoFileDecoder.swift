@@ -13,6 +13,8 @@ public final class VideoFileDecoder {
     public let size: FrameSize
     /// Frames per second from the stream (30 when the file does not say).
     public let framesPerSecond: Int
+    /// How players turn the picture (the stream's display matrix); upright without one.
+    public let orientation: PictureOrientation
     private let input: ClipInputFile
     private let streamIndex: Int32
     private let codec: CodecContext
@@ -37,6 +39,12 @@ public final class VideoFileDecoder {
         let rate = stream.pointee.avg_frame_rate
         framesPerSecond = rate.num > 0 && rate.den > 0 ? min(240, max(1, Int((Double(rate.num) / Double(rate.den)).rounded()))) : 30
         streamIndex = index
+        var sideDataSize = 0
+        if let matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &sideDataSize), sideDataSize >= 36 {
+            orientation = matrix.withMemoryRebound(to: Int32.self, capacity: 9) { PictureOrientation(displayMatrix: $0) } ?? .upright
+        } else {
+            orientation = .upright
+        }
         guard let decoder = avcodec_find_decoder(parameters.pointee.codec_id) else {
             throw MediaError(.invalidInput, operation: "read video", path: path, detail: "this FFmpeg build cannot decode its video")
         }
@@ -48,7 +56,23 @@ public final class VideoFileDecoder {
         frame = try Frame(operation: "decode video")
     }
 
-    /// Decodes the whole video once, in order.
+    /// Moves to the keyframe at or before `seconds`, so that `decode` does not decode
+    /// the whole recording before a cut late in it. Stays at the start when the file
+    /// cannot seek (the decode is then only slower).
+    public func seek(toKeyframeBefore seconds: Double) {
+        guard seconds > 0, let stream = input.pointer.pointee.streams[Int(streamIndex)] else { return }
+        let target = ClipExport.ticks(seconds, stream.pointee.time_base)
+        if av_seek_frame(input.pointer, streamIndex, target, AVSEEK_FLAG_BACKWARD) >= 0 {
+            avcodec_flush_buffers(codec.pointer)
+        }
+    }
+
+    /// The video stream's time base (checked positive by `ClipInputFile.mediaStreams`).
+    var timeBase: AVRational {
+        input.pointer.pointee.streams[Int(streamIndex)]?.pointee.time_base ?? AVRational(num: 1, den: 90_000)
+    }
+
+    /// Decodes the whole video once, in order (from where `seek` put it).
     /// - Parameters:
     ///   - target: The size to hand pictures on at (even width and height).
     ///   - body: Called with each picture (I420, valid during the call) and its time in

@@ -43,7 +43,9 @@ public final class MediaGraph: CaptureSink, Sendable {
         } else {
             audio = nil
         }
-        stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality, clock: clock,
+        stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality,
+                             orientation: settings.video?.orientation ?? .upright, deviceID: settings.metadata["device_id"],
+                             software: settings.metadata["encoder"], clock: clock,
                              logger: logger, onSaved: { onEvent(.snapshotSaved(path: $0)) })
         preview = PreviewBranch(framesPerSecond: previewFramesPerSecond)
         luma = LumaBranch(framesPerSecond: lumaFramesPerSecond)

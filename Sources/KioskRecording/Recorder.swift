@@ -109,7 +109,9 @@ public final class Recorder: CaptureSink, Sendable {
         output = RecordingOutput(kind: settings.video == nil ? .audio : videoKind, settings: settings, clock: clock, logger: logger,
                                  blocksWhenFull: overflow == .block, requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) },
                                  onEvent: onEvent)
-        stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality, clock: clock,
+        stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality,
+                             orientation: settings.video?.orientation ?? .upright, deviceID: settings.metadata["device_id"],
+                             software: settings.metadata["encoder"], clock: clock,
                              logger: logger, onSaved: { onEvent(.snapshotSaved(path: $0)) })
         encoder.add(output)
         hub.add(encoder)

@@ -15,6 +15,11 @@ public final class StillBranch: CaptureBranch, Sendable {
 
     private let files: LibraryFiles
     private let quality: Int
+    /// Stills are turned upright (`camera.rotation`, `camera.mirror`).
+    private let orientation: PictureOrientation
+    /// Written into each still's EXIF with the time it was taken.
+    private let deviceID: String?
+    private let software: String?
     private let logger: Logger
     private let onSaved: @Sendable (String) -> Void
     private let queue = DispatchQueue(label: "kioskcam.stills", qos: .userInitiated)
@@ -34,11 +39,18 @@ public final class StillBranch: CaptureBranch, Sendable {
         var completion: @Sendable (Result<String, RecorderError>) -> Void
     }
 
-    /// - Parameter onSaved: Told each saved still's library path.
-    public init(files: LibraryFiles, quality: Int, clock: MonotonicClock, logger: Logger,
+    /// - Parameters:
+    ///   - orientation: How the camera is mounted; stills are turned upright.
+    ///   - deviceID: The device id for each still's EXIF; `software` its writer ("kioskcam 1.4.0").
+    ///   - onSaved: Told each saved still's library path.
+    public init(files: LibraryFiles, quality: Int, orientation: PictureOrientation = .upright, deviceID: String? = nil,
+                software: String? = nil, clock: MonotonicClock, logger: Logger,
                 onSaved: @escaping @Sendable (String) -> Void = { _ in }) {
         self.files = files
         self.quality = quality
+        self.orientation = orientation
+        self.deviceID = deviceID
+        self.software = software
         self.clock = clock
         self.logger = logger
         self.onSaved = onSaved
@@ -105,18 +117,23 @@ public final class StillBranch: CaptureBranch, Sendable {
 
     private func save(_ frame: VideoFrame, label: String?) -> Result<String, RecorderError> {
         do {
-            let quality = quality
-            let bytes = try encoder.withLock { cached -> [UInt8] in
+            let quality = quality, orientation = orientation
+            let jpeg = try encoder.withLock { cached -> [UInt8] in
                 let encoder: JPEGEncoder
                 if let existing = cached, existing.input == frame.format {
                     encoder = existing
                 } else {
-                    encoder = try JPEGEncoder(input: frame.format, quality: quality)
+                    encoder = try JPEGEncoder(input: frame.format, quality: quality, orientation: orientation)
                     cached = encoder
                 }
                 return try encoder.encode(frame.buffer.bytes)
             }
-            let path = try files.writeFile(bytes, kind: .photo, time: LocalTimestamp(Date()), label: label)
+            let now = Date()
+            let taken = LocalTimestamp(now)
+            let exif = StillExif(taken: taken, utcOffsetMinutes: TimeZone.current.secondsFromGMT(for: now) / 60,
+                                 deviceID: deviceID, software: software)
+            let bytes = exif.inserted(into: jpeg) ?? jpeg
+            let path = try files.writeFile(bytes, kind: .photo, time: taken, label: label)
             logger.info("snapshot \(path)")
             onSaved(path)
             return .success(path)

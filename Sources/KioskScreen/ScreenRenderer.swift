@@ -26,6 +26,8 @@ public final class ScreenRenderer: @unchecked Sendable {
     private let front: CairoCanvas
     private let packer: PixelPacker
     private(set) var scaler: PreviewScaler?
+    /// How the camera is mounted: the preview is turned upright (`camera.rotation`, `camera.mirror`).
+    public let previewOrientation: PictureOrientation
     private(set) var hasPreview = false
     private var presentedOnce = false
     private var blanked = false
@@ -34,9 +36,11 @@ public final class ScreenRenderer: @unchecked Sendable {
     /// - Parameters:
     ///   - framebuffer: Where the picture goes; must be writable.
     ///   - rotation: How the panel is turned relative to the picture (config `screen.rotation`).
+    ///   - previewOrientation: How the camera is mounted (config `camera.rotation`, `camera.mirror`).
     /// - Throws: `ScreenError.invalidGeometry` for a read-only framebuffer, `.drawing` when
     ///   cairo cannot allocate the back buffer.
-    public init(framebuffer: Framebuffer, rotation: ScreenRotation) throws(ScreenError) {
+    public init(framebuffer: Framebuffer, rotation: ScreenRotation, previewOrientation: PictureOrientation = .upright) throws(ScreenError) {
+        self.previewOrientation = previewOrientation
         guard framebuffer.isWritable else {
             throw ScreenError(.invalidGeometry, path: framebuffer.path, operation: "draw",
                               detail: "the framebuffer was opened read-only")
@@ -65,7 +69,9 @@ public final class ScreenRenderer: @unchecked Sendable {
             }
             let area = ScreenSize(width: layout.preview.width, height: layout.preview.height)
             if scaler?.source != frame.format {
-                scaler = try PreviewScaler(source: frame.format, destinationSize: PreviewScaler.fittedSize(frame.format.size, in: area))
+                let upright = previewOrientation.turnedSize(frame.format.size)
+                scaler = try PreviewScaler(source: frame.format, destinationSize: PreviewScaler.fittedSize(upright, in: area),
+                                           orientation: previewOrientation)
             }
             scaler?.scale(frame)
             hasPreview = true

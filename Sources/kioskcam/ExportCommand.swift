@@ -11,7 +11,11 @@ struct ExportCommand: ParsableCommand {
         discussion: """
         Video (.mp4 → .mp4) is copied packet for packet, so nothing is lost and it is fast. \
         A copy can only begin on a keyframe (one a second in kioskcam's recordings): when \
-        --from lies between keyframes, the clip starts at the keyframe before it, and says so. \
+        --from lies between keyframes, the pictures from --from to the next keyframe are \
+        re-encoded (libx264) and the rest is copied ("smart cut"), so the clip starts at \
+        --from to the frame. --keyframe-start copies only, from the keyframe before --from. \
+        Where a smart cut is not possible (no libx264, a recording of another H.264 \
+        profile), the clip starts at the keyframe before --from, and says why. \
         Sound (.m4a → .m4a) is copied the same way, to within one AAC frame (about 21 ms). \
         Any recording's sound can be written as 16-bit PCM WAV (-o OUT.wav), cut to the sample.
 
@@ -45,6 +49,9 @@ struct ExportCommand: ParsableCommand {
     @Flag(help: "Re-encode the range so the clip starts exactly at --from (video).")
     var exact = false
 
+    @Flag(help: "Copy only: start at the keyframe at or before --from instead of re-encoding up to the next one (video).")
+    var keyframeStart = false
+
     @Flag(help: "Re-encode the range (frame-exact), optionally with --size and --bitrate (video).")
     var reencode = false
 
@@ -60,9 +67,6 @@ struct ExportCommand: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Show FFmpeg's own messages.")
     var verbose = false
 
-    /// What kind of file the clip becomes, from OUT's extension.
-    enum Target { case mp4, m4a, wav }
-
     func run() throws {
         try runReportingErrors {
             let fromSeconds = try Self.parseTime(from, option: "--from") ?? 0
@@ -73,53 +77,15 @@ struct ExportCommand: ParsableCommand {
             let transcode = try transcodeOptions()
             try checkInput()
             let target = try Self.target(of: output)
-            if transcode != nil && target != .mp4 {
-                throw CLIError("--exact and --reencode write video (.mp4); sound is cut to the sample as .wav without them", exitCode: 64)
-            }
             try checkOutput()
             MediaLibraryLog.setVerbose(verbose)
-
-            let outline: RecordingOutline
-            do throws(MediaError) { outline = try ClipExport.outline(of: file) } catch { throw CLIError(error.description) }
-            switch target {
-            case .mp4 where !outline.hasVideo:
-                throw CLIError("\(file) holds sound only: write it as .m4a or .wav (-o clip.m4a)", exitCode: 64)
-            case .m4a where outline.hasVideo:
-                throw CLIError("\(file) holds video: write it as .mp4 (-o clip.mp4), or its sound as .wav", exitCode: 64)
-            case .wav where !outline.hasAudio:
-                throw CLIError("\(file) has no sound to write as WAV: write it as .mp4 (-o clip.mp4)", exitCode: 64)
-            default: break
-            }
-            let range: ClipRange
-            do throws(ClipRange.Problem) {
-                range = try ClipRange(from: fromSeconds, to: toSeconds, length: outline.length)
+            let options = ClipExportOptions(from: from == nil ? nil : fromSeconds, to: to == nil ? nil : toSeconds,
+                                            reencode: transcode, keyframeStart: keyframeStart)
+            do throws(ClipExportError) {
+                let result = try ClipExporter.export(input: file, output: output, target: target, options: options)
+                result.notes.forEach(note)
             } catch {
-                throw CLIError(error.description, exitCode: error == .unknownLength ? 1 : 64)
-            }
-            if range.endWasClamped && to != nil {
-                note("--to \(formatClipTime(toSeconds)) is beyond the end of the recording: the clip ends at its end, \(formatClipTime(range.end))")
-            }
-            do throws(MediaError) {
-                switch target {
-                case .wav:
-                    let report = try WAVExport.write(input: file, output: output, range: range)
-                    note("\(formatClipTime(report.seconds)) of sound, \(report.sampleRate) Hz mono 16-bit PCM")
-                case .mp4 where transcode != nil:
-                    let report = try ClipTranscode.write(input: file, output: output, range: range,
-                                                         size: transcode?.size, bitrate: transcode?.bitrate)
-                    note("re-encoded \(formatClipTime(range.duration)) frame-exact from \(formatClipTime(range.start)): "
-                         + "\(report.videoFrames) frames at \(report.size), \(report.bitrate / 1000) kbit/s")
-                case .mp4, .m4a:
-                    let report = try ClipExport.copy(input: file, output: output, range: range, outline: outline)
-                    let early = range.start - report.start
-                    if outline.hasVideo && early > outline.frameDuration / 2 {
-                        note("--from \(formatClipTime(range.start)) lies between keyframes: the clip starts \(formatClipTime(early)) "
-                             + "earlier, at the keyframe at \(formatClipTime(report.start)) (copied, not re-encoded; --exact starts it at --from)")
-                    }
-                    note("copied \(formatClipTime(range.end - report.start)): \(report.videoPackets) video and \(report.audioPackets) sound packets, not re-encoded")
-                }
-            } catch {
-                throw CLIError(error.description)
+                throw CLIError(error.message, exitCode: error.isUsage ? 64 : 1)
             }
             print(output)
         }
@@ -188,12 +154,10 @@ struct ExportCommand: ParsableCommand {
     }
 
     /// - Throws: `CLIError` (64) for an extension export cannot write.
-    static func target(of output: String) throws -> Target {
-        switch (output as NSString).pathExtension.lowercased() {
-        case "mp4": return .mp4
-        case "m4a": return .m4a
-        case "wav": return .wav
-        default: throw CLIError("-o \(output): name the clip .mp4 (video), .m4a or .wav (sound)", exitCode: 64)
+    static func target(of output: String) throws -> ClipTarget {
+        guard let target = ClipTarget(fileName: output) else {
+            throw CLIError("-o \(output): name the clip .mp4 (video), .m4a or .wav (sound)", exitCode: 64)
         }
+        return target
     }
 }

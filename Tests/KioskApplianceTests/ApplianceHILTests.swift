@@ -1100,29 +1100,7 @@ final class ApplianceHILTests: XCTestCase {
         let temporary = TemporaryDirectory("kioskcam-zoom")
         let work = temporary.path
         try FileManager.default.createDirectory(atPath: work + "/media", withIntermediateDirectories: true)
-        let config = work + "/kioskcam.toml"
-        try """
-        [storage]
-        media_root = "\(work)/media"
-        [camera]
-        source = "\(camera)"
-        size = "320x180"
-        fps = 15
-        [microphone]
-        source = "none"
-        [encoder]
-        preset = "ultrafast"
-        [buttons]
-        chip = "none"
-        [screen]
-        framebuffer = "memory"
-        [touch]
-        device = "none"
-        [control]
-        state_directory = "\(work)/state"
-        socket = "\(work)/control.sock"
-        socket_group = ""
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let config = try writeZoomConfiguration(work: work, camera: camera, touch: "none")
         // vivid's colour bars are the same in every row: its "100% Color Squares" pattern
         // (menu entry 4) tells a vertical shift too.
         try Tool.run("v4l2-ctl", ["-d", camera, "-c", "test_pattern=4"])
@@ -1160,6 +1138,42 @@ final class ApplianceHILTests: XCTestCase {
         }, "the 2x recording is in the library")
         guard let video = files(under: daemon.media).first(where: { $0.hasSuffix(".mp4") }).map({ daemon.media + "/" + $0 }) else { return }
 
+        try checkCentreCrop([("the 2x still", try luma(zoomed, filter: "")),
+                             ("the 2x recording's last frame", try luma(video, filter: "", seek: "-0.5"))], of: wide)
+    }
+    /// A zoom test's daemon: vivid at 320x180, a memory screen, `touch` as the touch device.
+    private func writeZoomConfiguration(work: String, camera: String, touch: String) throws -> String {
+        let config = work + "/kioskcam.toml"
+        try """
+        [storage]
+        media_root = "\(work)/media"
+        [camera]
+        source = "\(camera)"
+        size = "320x180"
+        fps = 15
+        [microphone]
+        source = "none"
+        [encoder]
+        preset = "ultrafast"
+        [buttons]
+        chip = "none"
+        [screen]
+        framebuffer = "memory"
+        virtual_size = "800x480"
+        [touch]
+        device = "\(touch)"
+        [lock]
+        start_locked = false
+        [control]
+        state_directory = "\(work)/state"
+        socket = "\(work)/control.sock"
+        socket_group = ""
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        return config
+    }
+
+    /// Checks that each picture is the centre half of `wide` scaled up 2×.
+    private func checkCentreCrop(_ pictures: [(String, [UInt8])], of wide: String) throws {
         // The centre half (even origin, as the zoom crops), and the same half shifted by
         // 16 px each way: the zoomed pictures must match the centre best (parts of the
         // picture move, so the match is not exact; the ranking is what tells).
@@ -1167,8 +1181,7 @@ final class ApplianceHILTests: XCTestCase {
         let centre = try crop(80, 44)
         let shifted = [("left", try crop(64, 44)), ("right", try crop(96, 44)), ("up", try crop(80, 28)), ("down", try crop(80, 60))]
         let whole = try luma(wide, filter: "")
-        for (name, picture) in [("the 2x still", try luma(zoomed, filter: "")),
-                                ("the 2x recording's last frame", try luma(video, filter: "", seek: "-0.5"))] {
+        for (name, picture) in pictures {
             let toCentre = psnr(picture, centre), toWhole = psnr(picture, whole)
             let others = shifted.map { ($0.0, psnr(picture, $0.1)) }
             let bestOther = others.map(\.1).max() ?? 0
@@ -1180,5 +1193,71 @@ final class ApplianceHILTests: XCTestCase {
             check(toCentre > toWhole + 3, "\(name) is zoomed: it matches the 2x centre crop better than the 1x picture",
                   "centre \(toCentre) dB, whole \(toWhole) dB")
         }
+    }
+
+    /// Pinch to zoom on a uinput multi-touch screen: two fingers spread on the preview to
+    /// twice their distance zoom vivid's picture 2× (vivid has no zoom control: the digital
+    /// zoom), the still shows the centre crop; a double tap goes back to 1×.
+    func testPinchOnTheTouchScreenZoomsVividsPicture() throws {
+        let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
+        let temporary = TemporaryDirectory("kioskcam-pinch")
+        let work = temporary.path
+        try FileManager.default.createDirectory(atPath: work + "/media", withIntermediateDirectories: true)
+        let touch = try UInputTouchscreen(.multiTouchSlots, name: "kioskcam-hil-pinch",
+                                          xRange: AxisRange(minimum: 0, maximum: 799), yRange: AxisRange(minimum: 0, maximum: 479))
+        defer { touch.close() }
+        let touchPath = try touch.waitForDevicePath(seconds: 10)
+        let config = try writeZoomConfiguration(work: work, camera: camera, touch: touchPath)
+        try Tool.run("v4l2-ctl", ["-d", camera, "-c", "test_pattern=4"])
+        defer { _ = try? Tool.run("v4l2-ctl", ["-d", camera, "-c", "test_pattern=0"], allowFailure: true) }
+        let daemon = Daemon(work: work, config: config)
+        try daemon.start()
+        defer {
+            kill(daemon.process.processIdentifier, SIGTERM)
+            _ = daemon.wait(timeout: 30)
+        }
+        let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
+        guard check(waitFor(120, interval: 0.5) { (try? client.send(.status)) != nil }, "the daemon answers on its socket",
+                    daemon.logText().suffix(1500).description) else { return }
+        check(daemon.logText().contains("touch: using \(touchPath)"), "the touch screen is the uinput device \(touchPath)")
+        func zoomTarget() -> Double? {
+            (try? client.send(.cameraGet))?.result?["zoom"]?.objectValue?["target"]?.doubleValue
+        }
+        func still(_ name: String) throws -> String? {
+            Thread.sleep(forTimeInterval: 1.1)   // stills are named by the second
+            let response = try client.send(.snapshot)
+            let path = response.result?["path"]?.stringValue
+            check(path != nil, "a still at \(name)", "\(response)")
+            return path
+        }
+        guard let wide = try still("1x") else { return }
+
+        // Two fingers 80 px apart on the preview's centre spread to 160 px: 2×.
+        let preview = ScreenLayout(size: ScreenSize(width: 800, height: 480)).preview
+        let x = Int32(preview.x + preview.width / 2), y = Int32(preview.y + preview.height / 2)
+        try touch.press(x: x - 40, y: y, slot: 0)
+        try touch.press(x: x + 40, y: y, slot: 1)
+        for step in 1...8 {
+            Thread.sleep(forTimeInterval: 0.05)
+            try touch.move(x: x + 40 + Int32(step) * 5, y: y, slot: 1)
+            try touch.move(x: x - 40 - Int32(step) * 5, y: y, slot: 0)
+        }
+        try touch.release(slot: 1)
+        try touch.release(slot: 0)
+        guard check(waitFor(30, interval: 0.2) { abs((zoomTarget() ?? 0) - 2) < 0.05 }, "a pinch to twice the distance zooms 2×",
+                    "camera.get zoom target \(zoomTarget().map { "\($0)" } ?? "none"); log: \(daemon.logText().suffix(800))") else { return }
+        Thread.sleep(forTimeInterval: 2)   // past the 0.5 s ramp, even under TCG
+        guard let zoomed = try still("2x after the pinch") else { return }
+        try checkCentreCrop([("the still after the pinch", try luma(zoomed, filter: ""))], of: wide)
+
+        // A double tap on the preview: back to 1×.
+        for _ in 0..<2 {
+            try touch.press(x: x, y: y, slot: 0)
+            Thread.sleep(forTimeInterval: 0.05)
+            try touch.release(slot: 0)
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        check(waitFor(30, interval: 0.2) { abs((zoomTarget() ?? 0) - 1) < 0.01 }, "a double tap goes back to 1×",
+              "camera.get zoom target \(zoomTarget().map { "\($0)" } ?? "none")")
     }
 }

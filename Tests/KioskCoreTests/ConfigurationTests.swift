@@ -96,6 +96,8 @@ final class ConfigurationTests: XCTestCase {
         ("camera", "white_balance", "4500"),
         ("camera", "brightness", "-10"),
         ("camera", "contrast", "40"),
+        ("camera", "rotation", "270"),
+        ("camera", "mirror", "true"),
         ("microphone", "source", "\"file:/tmp/a.wav\""),
         ("microphone", "sample_rate", "44_100"),
         ("microphone", "channels", "2"),
@@ -224,6 +226,7 @@ final class ConfigurationTests: XCTestCase {
         expected.camera.whiteBalance = .value(4500)
         expected.camera.brightness = -10
         expected.camera.contrast = 40
+        expected.camera.orientation = PictureOrientation(rotation: .threeQuarters, mirror: true)
         expected.microphone.source = .wavFile(path: "/tmp/a.wav")
         expected.microphone.sampleRate = 44_100
         expected.microphone.channels = 2
@@ -326,6 +329,8 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(parse("[camera]\nfps = 120")?.camera.framesPerSecond, 120)
         assertError("[camera]\nfps = 0", line: 2, key: "camera.fps", "from 1 to 120")
         assertError("[camera]\nfps = 121", line: 2, key: "camera.fps", "from 1 to 120")
+        assertError("[camera]\nrotation = 45", line: 2, key: "camera.rotation", "0, 90, 180 or 270")
+        assertError("[camera]\nmirror = 1", line: 2, key: "camera.mirror", "true or false")
         XCTAssertEqual(parse("[camera]\nsize = \"64x64\"")?.camera.size, FrameSize(width: 64, height: 64))
         XCTAssertEqual(parse("[camera]\nsize = \"4096x2160\"")?.camera.size, FrameSize(width: 4096, height: 2160))
         assertError("[camera]\nsize = \"62x64\"", line: 2, key: "camera.size", "64x64 to 4096x2160")

@@ -24,6 +24,10 @@ final class ControlProtocolTests: XCTestCase {
             .eventStart, .eventStop, .subscribe(events: [.event]), .uploadStatus, .uploadNow,
             .broadcastStart(destinations: ["library", "rtmp://10.0.0.2/live/kiosk"], duration: nil),
             .broadcastStart(destinations: ["/var/www/live"], duration: 600), .broadcastStop, .subscribe(events: [.broadcast]),
+            .clipExport(ClipExportRequest(file: "video/20261124/101455.mp4")),
+            .clipExport(ClipExportRequest(file: "video/20261124/101455-motion-1.mp4", from: 1.5, to: 4, reencode: true,
+                                          size: FrameSize(width: 640, height: 360), bitrateKbps: 500)),
+            .clipExport(ClipExportRequest(file: "audio/20261124/101455.m4a", to: 2, wav: true)),
         ]
         XCTAssertEqual(Set(requests.map(\.command)), Set(ControlRequest.commands), "every command is covered")
         for (index, request) in requests.enumerated() {

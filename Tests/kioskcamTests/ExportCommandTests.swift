@@ -60,10 +60,10 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertEqual(try videoPacketHashes(out), Array(source[30..<90]))
     }
 
-    func testFromBetweenKeyframesStartsAtTheKeyframeBeforeAndSaysSo() throws {
+    func testKeyframeStartCopiesFromTheKeyframeBeforeAndSaysSo() throws {
         let recordings = try recordings()
         let out = recordings.folder.path + "/between.mp4"
-        let result = try kioskcam(["export", recordings.video, "--from", "00:00:01.50", "--to", "3s", "-o", out])
+        let result = try kioskcam(["export", recordings.video, "--from", "00:00:01.50", "--to", "3s", "--keyframe-start", "-o", out])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stderr.contains("lies between keyframes") && result.stderr.contains("at the keyframe at 1 s"), result.stderr)
         let probe = try FFprobe.probe(out)
@@ -107,6 +107,59 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertLessThan(differences[1], differences[0], "\(differences)")
         XCTAssertLessThan(differences[1], differences[2], "\(differences)")
         XCTAssertLessThan(differences[1], differences[3], "\(differences)")
+    }
+
+    /// The first picture of a clip is the source's frame `index` (its burned-in frame number
+    /// and clock differ from its neighbours'), not one near it.
+    func assertFirstPicture(of clip: String, isSourceFrame index: Int, recordings: Recordings,
+                            file: StaticString = #filePath, line: UInt = #line) throws {
+        let first = try greyFrame(clip, index: 0, folder: recordings.folder.path)
+        let differences = try [index - 1, index, index + 1, index / 30 * 30].map {
+            meanDifference(first, try greyFrame(recordings.video, index: $0, folder: recordings.folder.path))
+        }
+        XCTAssertLessThan(differences[1], differences[0], "\(differences)", file: file, line: line)
+        XCTAssertLessThan(differences[1], differences[2], "\(differences)", file: file, line: line)
+        XCTAssertLessThan(differences[1], differences[3], "\(differences)", file: file, line: line)
+    }
+
+    func testSmartCutReencodesUpToTheNextKeyframeAndCopiesTheRest() throws {
+        let recordings = try recordings()
+        let out = recordings.folder.path + "/smart.mp4"
+        let result = try kioskcam(["export", recordings.video, "--from", "1.5", "--to", "4", "-o", out])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("smart cut: re-encoded 15 frames"), result.stderr)
+        let probe = try FFprobe.probe(out)
+        XCTAssertEqual(probe.video?.codec_name, "h264")
+        XCTAssertEqual(probe.audio?.codec_name, "aac")
+        // Frame-exact: frames 45…119 of the source, 15 re-encoded and 60 copied.
+        XCTAssertEqual(probe.video?.frameCount, 75)
+        XCTAssertEqual(probe.video?.durationSeconds ?? 0, 2.5, accuracy: 1.0 / 30)
+        XCTAssertEqual(probe.video?.startSeconds ?? 1, 0, accuracy: 0.001)
+        XCTAssertEqual(probe.format.durationSeconds, 2.5, accuracy: 0.05)
+        try assertFirstPicture(of: out, isSourceFrame: 45, recordings: recordings)
+        // The copied part is the source's packets from the keyframe at 2 s, byte for byte.
+        let source = try videoPacketHashes(recordings.video)
+        let clip = try videoPacketHashes(out)
+        XCTAssertEqual(clip.count, 75)
+        XCTAssertEqual(Array(clip.suffix(60)), Array(source[60..<120]))
+        XCTAssertNotEqual(clip.first, source[45], "the head is re-encoded")
+        // Every picture decodes without a complaint: both parts find their SPS/PPS.
+        let decode = try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", out, "-f", "null", "-"], allowFailure: true)
+        XCTAssertEqual(decode.status, 0, decode.stderr)
+        XCTAssertEqual(decode.stderr.trimmingCharacters(in: .whitespacesAndNewlines), "")
+        // The first copied picture is still the source's frame 60, decoded.
+        let copied = try greyFrame(out, index: 15, folder: recordings.folder.path)
+        XCTAssertEqual(meanDifference(copied, try greyFrame(recordings.video, index: 60, folder: recordings.folder.path)), 0)
+    }
+
+    func testACutWithinOneGOPIsReencodedWhole() throws {
+        let recordings = try recordings()
+        let out = recordings.folder.path + "/short.mp4"
+        let result = try kioskcam(["export", recordings.video, "--from", "2.2", "--to", "2.8", "-o", out])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("no keyframe between --from and --to: re-encoded all 18 frames"), result.stderr)
+        XCTAssertEqual(try FFprobe.probe(out).video?.frameCount, 18)
+        try assertFirstPicture(of: out, isSourceFrame: 66, recordings: recordings)
     }
 
     func testReencodeToASmallerSizeAndBitrate() throws {
@@ -190,6 +243,7 @@ final class ExportCommandTests: XCTestCase {
             (["export", recordings.video, "--to", "1", "--reencode", "--size", "161x120", "-o", folder + "/j.mp4"], 64, "use even WxH"),
             (["export", recordings.video, "--to", "1", "--reencode", "--bitrate", "0", "-o", folder + "/j.mp4"], 64, "kbit/s from 50"),
             (["export", recordings.audio, "--to", "1", "--exact", "-o", folder + "/k.wav"], 64, "write video (.mp4)"),
+            (["export", recordings.video, "--from", "1.5", "--exact", "--keyframe-start", "-o", folder + "/ks.mp4"], 64, "--keyframe-start copies"),
         ]
         for (arguments, status, message) in cases {
             let result = try kioskcam(arguments)

@@ -60,6 +60,13 @@ case "$1 ${2-}" in
     printf "%s" "$pin" >"$STUB_PIN_FILE"; echo "PIN changed" ;;
   "pin status") echo "PIN: set by the maintainer" ;;
   "config check") exit "${STUB_CONFIG_STATUS:-0}" ;;
+  "clip "*)
+    # As the daemon answers: a clip written under the media root'"'"'s exports/tmp.
+    [ -n "${STUB_CLIP_PATH:-}" ] && { echo "$STUB_CLIP_PATH"; exit 0; }
+    [ "${STUB_CLIP_STATUS:-0}" = 0 ] || { echo "kioskcam: error: the daemon refused clip.export: --from 9 s is beyond the end" >&2; exit 1; }
+    mkdir -p "$STUB_MEDIA/exports/tmp"
+    echo "clip: $*" >"$STUB_MEDIA/exports/tmp/video-20261103-100000_1500-4000.mp4"
+    echo "$STUB_MEDIA/exports/tmp/video-20261103-100000_1500-4000.mp4" ;;
   *) echo "kioskcam stub: unexpected: $*" >&2; exit 70 ;;
 esac'
 stub systemctl '
@@ -197,6 +204,27 @@ exists "$work/pulled-sudo/video/20261103/100000.mp4"
 has "$STUB_LOG" "  rsync"
 STUB_UID=1000 STUB_SUDO_STATUS=1 run 1 "$scripts/kioskcam-pull" pi@board -d "$work/pulled-sudo" --remote-media "$media"
 has "$work/err" "needs passwordless sudo"
+
+echo "== kioskcam-pull --clip"
+export STUB_MEDIA=$media
+run 0 "$scripts/kioskcam-pull" root@board --clip video/20261103/100000.mp4 --from 1.5 --to 0:04 --reencode --size 320x180 -d "$work/clips"
+has "$work/out" "$work/clips/video-20261103-100000_1500-4000.mp4"
+has "$work/clips/video-20261103-100000_1500-4000.mp4" "clip: clip video/20261103/100000.mp4 --from 1.5 --to 0:04 --reencode --size 320x180"
+absent "$media/exports/tmp/video-20261103-100000_1500-4000.mp4"
+run 64 "$scripts/kioskcam-pull" root@board --clip /etc/shadow
+run 64 "$scripts/kioskcam-pull" root@board --clip video/20261103/../../x.mp4
+run 64 "$scripts/kioskcam-pull" root@board --clip video/20261103/100000.mp4 --delete-after-pull
+run 64 "$scripts/kioskcam-pull" root@board --reencode --date 20261103
+has "$work/err" "--reencode only goes with --clip"
+run 64 "$scripts/kioskcam-pull" root@board --from 1.5
+STUB_CLIP_STATUS=1 run 1 "$scripts/kioskcam-pull" root@board --clip video/20261103/100000.mp4 --from 9 -d "$work/clips"
+has "$work/err" "beyond the end"
+has "$work/err" "could not cut the clip"
+# A board that answers a path outside its exports area: nothing is fetched or removed.
+STUB_CLIP_PATH=$media/video/20261103/100000.mp4 run 1 "$scripts/kioskcam-pull" root@board --clip video/20261103/100000.mp4 -d "$work/clips"
+has "$work/err" "not a clip under exports/tmp"
+exists "$media/video/20261103/100000.mp4"
+unset STUB_MEDIA
 
 echo "== kioskcam-set-pin"
 pin=4711

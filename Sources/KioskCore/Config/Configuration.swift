@@ -92,6 +92,9 @@ public struct Configuration: Sendable, Equatable {
         public var whiteBalance: ControlSetting?
         public var brightness: Int?
         public var contrast: Int?
+        /// How the camera is mounted (`camera.rotation`, `camera.mirror`): written into
+        /// recordings as their display matrix, applied to the pixels of stills and the preview.
+        public var orientation = PictureOrientation.upright
     }
 
     /// Where sound comes from.

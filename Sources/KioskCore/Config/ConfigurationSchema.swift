@@ -136,6 +136,14 @@ extension Configuration {
             .control("camera.white_balance") { c, v in c.camera.whiteBalance = v },
             .integer("camera.brightness", -1_000_000...1_000_000, unit: " (clamped to the camera's range)") { c, v in c.camera.brightness = v },
             .integer("camera.contrast", -1_000_000...1_000_000, unit: " (clamped to the camera's range)") { c, v in c.camera.contrast = v },
+            ConfigKey(path: "camera.rotation", allowed: "0, 90, 180 or 270 (degrees clockwise that turn the camera's picture upright)") { c, value in
+                guard case .integer(let raw) = value, let degrees = Int(exactly: raw), let rotation = ScreenRotation(rawValue: degrees) else {
+                    return false
+                }
+                c.camera.orientation.rotation = rotation
+                return true
+            },
+            .bool("camera.mirror") { c, v in c.camera.orientation.mirror = v },
 
             .string("microphone.source", allowed: "\"auto\", an ALSA device such as \"alsa:default\" or \"alsa:hw:1,0\", \"tone\", \"silence\", \"none\" or \"file:/path/to/audio.wav\"") { c, text in
                 guard let source = MicrophoneSource(parsing: text) else { return false }

@@ -43,11 +43,14 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
     case broadcastStart(destinations: [String], duration: Double?)
     /// `broadcast.stop`: ends the broadcast the daemon started (its library file finished).
     case broadcastStop
+    /// `clip.export {"file": "video/20261124/101455.mp4", "from": 1.5, "to": 4}`: cuts a
+    /// clip into the library's `exports/tmp` and answers its path (see `ClipExportRequest`).
+    case clipExport(ClipExportRequest)
 
     /// Every command name, for help and error messages.
     public static let commands = ["status", "record.start", "record.stop", "snapshot", "list", "purge", "pin.set", "screenshot",
                                   "camera.set", "camera.get", "subscribe", "event.start", "event.stop", "upload.status", "upload.now",
-                                  "broadcast.start", "broadcast.stop"]
+                                  "broadcast.start", "broadcast.stop", "clip.export"]
 
     /// The wire name.
     public var command: String {
@@ -69,6 +72,7 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
         case .uploadNow: "upload.now"
         case .broadcastStart: "broadcast.start"
         case .broadcastStop: "broadcast.stop"
+        case .clipExport: "clip.export"
         }
     }
 
@@ -91,6 +95,7 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
         case .list(let date): date.map { ["date": .string($0)] } ?? [:]
         case .purge(let dryRun): ["dry_run": .bool(dryRun)]
         case .pinSet(let pin): ["pin": .string(pin)]
+        case .clipExport(let export): export.arguments
         case .subscribe(let events): events.map { ["events": .array($0.map(\.rawValue).sorted().map(JSONValue.string))] } ?? [:]
         }
     }
@@ -224,6 +229,7 @@ extension ControlCall {
             let duration = try reader.number("duration", 1...604_800, unit: "seconds")
             request = .broadcastStart(destinations: destinations, duration: duration)
         case "broadcast.stop": request = .broadcastStop
+        case "clip.export": request = .clipExport(try reader.clipExport())
         default:
             throw ControlError(.unknownCommand, "unknown command \"\(printable(command))\"; commands: \(ControlRequest.commands.joined(separator: ", "))")
         }
@@ -345,6 +351,31 @@ private struct ArgumentReader {
             throw ControlError.badArgument("args", "name at least one setting: \(CameraSettingName.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return adjustment
+    }
+
+    /// `clip.export`'s arguments, each checked: a library recording's name (never a path
+    /// outside it), times within a week, from before to, size and bitrate only with reencode.
+    mutating func clipExport() throws(ControlError) -> ClipExportRequest {
+        let example = "a recording as list names it, such as \"video/20261124/101455.mp4\""
+        guard let file = try string("file", expected: example, validate: { LibraryLayout(root: "/").recordingPath(relative: $0) != nil }) else {
+            throw ControlError.badArgument("file", "missing; name \(example)")
+        }
+        let from = try number("from", ClipExportRequest.timeRange, unit: "seconds")
+        let to = try number("to", ClipExportRequest.timeRange, unit: "seconds")
+        if let from, let to, from >= to { throw ControlError.badArgument("to", "must be after from") }
+        let reencode = try bool("reencode") ?? false
+        let wav = try bool("wav") ?? false
+        let size = try string("size", expected: "even WxH from 16x16 to 4096x4096, such as \"640x360\"") {
+            FrameSize(parsing: $0).map(ClipExportRequest.isValidSize) ?? false
+        }.flatMap { FrameSize(parsing: $0) }
+        let bitrate = try number("bitrate", 50...20_000, unit: "kbit/s")
+        if let bitrate, bitrate.rounded() != bitrate { throw ControlError.badArgument("bitrate", "must be a whole number of kbit/s") }
+        if (size != nil || bitrate != nil) && !reencode {
+            throw ControlError.badArgument(size != nil ? "size" : "bitrate", "needs \"reencode\": true")
+        }
+        if reencode && wav { throw ControlError.badArgument("wav", "a WAV is the sound cut to the sample: leave out reencode") }
+        return ClipExportRequest(file: file, from: from, to: to, reencode: reencode, size: size,
+                                 bitrateKbps: bitrate.map { Int($0) }, wav: wav)
     }
 
     func rejectUnread() throws(ControlError) {

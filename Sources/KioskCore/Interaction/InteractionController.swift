@@ -46,13 +46,17 @@ public struct InteractionController: Sendable {
     private var ledShown: StatusLEDPattern?
     /// The page last announced with `.pageShown`.
     private var lastPage: ScreenPage?
+    /// Pinch to zoom and double tap on the live preview; nil without a screen.
+    public private(set) var pinch: PinchZoomRecognizer?
 
     /// - Parameters:
     ///   - screen: The screen's logic, or nil without a screen.
     ///   - previewFramesPerSecond: `screen.preview_fps`; the first frame is due at `now`.
     ///   - now: The monotonic time at start-up.
-    public init(screen: ScreenController?, previewFramesPerSecond: Int, now: MonotonicInstant) {
+    ///   - pinch: Pinch to zoom on the preview (its area and the largest zoom); nil for none.
+    public init(screen: ScreenController?, previewFramesPerSecond: Int, now: MonotonicInstant, pinch: PinchZoomRecognizer? = nil) {
         self.screen = screen
+        self.pinch = screen == nil ? nil : pinch
         nextPreview = now
         previewIntervalNanoseconds = 1_000_000_000 / Int64(max(1, previewFramesPerSecond))
     }
@@ -111,6 +115,11 @@ public struct InteractionController: Sendable {
         case .button(let event, let recorder):
             press(event, recorder: recorder, effects: &effects)
         case .touch(let event, let recorder):
+            // Two fingers or a double tap on the live preview zoom; on any other page only
+            // lifting fingers reach the recogniser, so it never keeps a stale contact.
+            if page == .live || event.phase == .release, let factor = pinch?.handle(event), page == .live {
+                effects.append(.setZoom(factor))
+            }
             guard let screenEffects = screen?.touch(event) else { break }
             apply(screenEffects, recorder: recorder, effects: &effects)
             if event.phase == .release, screenEffects.contains(.redraw) {

@@ -19,6 +19,9 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
     case takeSnapshot
     /// Start the screen broadcast to `[broadcast] to`, or stop the one running.
     case toggleBroadcast
+    /// Zoom the camera to this factor (a pinch or a double tap on the preview): the
+    /// camera's own zoom where it has one, else the digital zoom; both glide there.
+    case setZoom(Double)
     /// Check these four digits against the PIN store; answer with `.pinChecked`.
     case checkPIN(String)
 
@@ -60,6 +63,7 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
         case .sendRecorderCommand(let request): "sendRecorderCommand(\(request))"
         case .takeSnapshot: "takeSnapshot"
         case .toggleBroadcast: "toggleBroadcast"
+        case .setZoom(let factor): "setZoom(\(factor))"
         case .checkPIN: "checkPIN(****)"
         case .draw(let model): "draw(\(model.page.rawValue))"
         case .refreshPreview: "refreshPreview"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # HIL scenario: touch screens through libevdev against the real kernel input stack —
-# virtual touch screens of every protocol made with uinput, read back through evdev.
+# virtual touch screens of every protocol made with uinput, read back through evdev —
+# and a pinch on one zooming vivid's picture in the running daemon.
 # Run on the host with:
 #   KIOSKCAM_BUILD_DIR=$PWD/.build/debug scripts/hil/run-guest scripts/hil/scenarios/touch.sh
 # Needs the debug build with tests (swift build --build-tests) — the guest sees the host's files.
@@ -158,6 +159,20 @@ if [[ -x $KIOSKCAM ]]; then
     fi
 else
     hil_fail "kioskcam binary" "$KIOSKCAM missing: run swift build first"
+fi
+
+# --- pinch to zoom: two fingers on a uinput screen zoom vivid's picture -----------------
+# The daemon with vivid (no zoom control: the digital zoom), a memory screen and a
+# uinput multi-touch screen; the still after the pinch must be the centre crop, and a
+# double tap goes back to 1×.
+# Foundation's Process (the test starts the daemon and ffmpeg) needs the loopback
+# interface up, as appliance.sh brings it up: without it the test hangs in Process.run.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+if hil_modprobe vivid n_devs=1 node_types=0x1 && hil_wait_for 10 test -c /dev/video0; then
+    hil_xctest --timeout 600 --dir "$WORK" pinch KIOSKCAM_HIL_APPLIANCE=1 KIOSKCAM_HIL_CAMERA=/dev/video0 \
+        -- KioskApplianceTests.ApplianceHILTests/testPinchOnTheTouchScreenZoomsVividsPicture
+else
+    hil_fail "vivid for the pinch test: /dev/video0" "modprobe vivid failed"
 fi
 
 cp -r "$WORK" "$HIL_RESULTS/work" 2>/dev/null
