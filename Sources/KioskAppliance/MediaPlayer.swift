@@ -36,7 +36,7 @@ public final class MediaPlayer: Sendable {
     public let path: String
     public let kind: MediaKind
     private let audioDevice: String
-    private let pictureSize: FrameSize
+    private let pictureArea: FrameSize
     private let present: Present
 
     private struct State {
@@ -63,14 +63,14 @@ public final class MediaPlayer: Sendable {
     ///   - path: The recording.
     ///   - kind: `.video` or `.audio`.
     ///   - audioDevice: The ALSA playback device (`default`, `hw:Loopback,0,0`, `null`).
-    ///   - pictureSize: The size pictures are handed on at (the panel's picture area,
-    ///     letter-boxed by the caller).
+    ///   - pictureArea: The panel's picture area: pictures are handed on fitted into it
+    ///     with their aspect kept (the caller letter-boxes them).
     ///   - present: Called on the picture thread with each picture to show.
-    public init(path: String, kind: MediaKind, audioDevice: String, pictureSize: FrameSize, present: @escaping Present) {
+    public init(path: String, kind: MediaKind, audioDevice: String, pictureArea: FrameSize, present: @escaping Present) {
         self.path = path
         self.kind = kind
         self.audioDevice = audioDevice
-        self.pictureSize = pictureSize
+        self.pictureArea = pictureArea
         self.present = present
     }
 
@@ -232,6 +232,8 @@ public final class MediaPlayer: Sendable {
     // MARK: Picture thread
 
     private func showPictures(_ decoder: VideoFileDecoder) {
+        let fitted = MediaViewLayout.fitted(decoder.size, in: ScreenRect(x: 0, y: 0, width: pictureArea.width, height: pictureArea.height))
+        let pictureSize = fitted.isEmpty ? FrameSize(width: 2, height: 2) : FrameSize(width: fitted.width, height: fitted.height)
         let policy = AVSyncPolicy(frameSeconds: 1 / Double(max(1, decoder.framesPerSecond)))
         var generation = 0
         while true {
@@ -245,7 +247,7 @@ public final class MediaPlayer: Sendable {
                 }
                 generation = seek.0
                 try decoder.decode(scaledTo: pictureSize, layout: .bgrx) { picture, time in
-                    decide(picture, at: time, policy: policy, generation: generation)
+                    decide(picture, size: pictureSize, at: time, policy: policy, generation: generation)
                 }
             } catch {
                 fail("\(error)")
@@ -263,7 +265,7 @@ public final class MediaPlayer: Sendable {
     }
 
     /// Shows, drops or holds one picture; false ends the pass (a seek or stop).
-    private func decide(_ picture: UnsafeRawBufferPointer, at time: Double, policy: AVSyncPolicy, generation: Int) -> Bool {
+    private func decide(_ picture: UnsafeRawBufferPointer, size pictureSize: FrameSize, at time: Double, policy: AVSyncPolicy, generation: Int) -> Bool {
         while true {
             let now = clock.now()
             let (current, stop, target, position) = state.withLock { state in

@@ -57,7 +57,7 @@ final class MediaPlayerTests: XCTestCase {
         let folder = TemporaryDirectory()
         let path = try video(in: folder, seconds: 2)
         let screen = Screen()
-        let player = MediaPlayer(path: path, kind: .video, audioDevice: "null", pictureSize: FrameSize(width: 160, height: 120)) {
+        let player = MediaPlayer(path: path, kind: .video, audioDevice: "null", pictureArea: FrameSize(width: 160, height: 120)) {
             screen.present($0, $1)
         }
         try player.start()
@@ -82,7 +82,7 @@ final class MediaPlayerTests: XCTestCase {
         let folder = TemporaryDirectory()
         let path = try video(in: folder, seconds: 4)
         let screen = Screen()
-        let player = MediaPlayer(path: path, kind: .video, audioDevice: "null", pictureSize: FrameSize(width: 160, height: 120)) {
+        let player = MediaPlayer(path: path, kind: .video, audioDevice: "null", pictureArea: FrameSize(width: 160, height: 120)) {
             screen.present($0, $1)
         }
         try player.start()
@@ -105,7 +105,7 @@ final class MediaPlayerTests: XCTestCase {
         let folder = TemporaryDirectory()
         let path = try video(in: folder, seconds: 3)
         let screen = Screen()
-        let player = MediaPlayer(path: path, kind: .video, audioDevice: "null", pictureSize: FrameSize(width: 160, height: 120)) {
+        let player = MediaPlayer(path: path, kind: .video, audioDevice: "null", pictureArea: FrameSize(width: 160, height: 120)) {
             screen.present($0, $1)
         }
         try player.start()
@@ -127,7 +127,7 @@ final class MediaPlayerTests: XCTestCase {
         let folder = TemporaryDirectory()
         let m4a = folder.path + "/101500.m4a"
         try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=1000:duration=1", "-c:a", "aac", m4a])
-        let player = MediaPlayer(path: m4a, kind: .audio, audioDevice: "null", pictureSize: FrameSize(width: 160, height: 120)) { _, _ in }
+        let player = MediaPlayer(path: m4a, kind: .audio, audioDevice: "null", pictureArea: FrameSize(width: 160, height: 120)) { _, _ in }
         try player.start()
         XCTAssertTrue(waitUntilEnded(player, timeout: 5), "\(player.status)")
         XCTAssertNil(player.status.failure)
@@ -139,12 +139,12 @@ final class MediaPlayerTests: XCTestCase {
         let folder = TemporaryDirectory()
         let bogus = folder.path + "/101500.mp4"
         try Data("not a video".utf8).write(to: URL(fileURLWithPath: bogus))
-        let player = MediaPlayer(path: bogus, kind: .video, audioDevice: "null", pictureSize: FrameSize(width: 160, height: 120)) { _, _ in }
+        let player = MediaPlayer(path: bogus, kind: .video, audioDevice: "null", pictureArea: FrameSize(width: 160, height: 120)) { _, _ in }
         XCTAssertThrowsError(try player.start()) { XCTAssertTrue("\($0)".contains(bogus), "\($0)") }
 
         let m4a = folder.path + "/101501.m4a"
         try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac", m4a])
-        let nowhere = MediaPlayer(path: m4a, kind: .audio, audioDevice: "hw:77,0", pictureSize: FrameSize(width: 160, height: 120)) { _, _ in }
+        let nowhere = MediaPlayer(path: m4a, kind: .audio, audioDevice: "hw:77,0", pictureArea: FrameSize(width: 160, height: 120)) { _, _ in }
         try nowhere.start()
         XCTAssertTrue(waitUntilEnded(nowhere, timeout: 3))
         XCTAssertTrue(nowhere.status.failure?.contains("hw:77,0") ?? false, "\(nowhere.status)")

@@ -80,6 +80,8 @@ public struct MediaBrowser: Sendable, Equatable {
     public private(set) var pressedTarget: MediaViewTarget?
     /// "Cannot play …": shown over the page until the next touch.
     public private(set) var message: String?
+    /// Counts thumbnails made while the day shows, so the grid is drawn again with them.
+    public private(set) var thumbnailsMade = 0
 
     private var tracked: (slot: Int, target: MediaViewTarget?, start: ScreenPoint)?
 
@@ -95,7 +97,7 @@ public struct MediaBrowser: Sendable, Equatable {
             && lhs.items == rhs.items && lhs.firstDay == rhs.firstDay && lhs.firstItem == rhs.firstItem
             && lhs.current == rhs.current && lhs.position == rhs.position && lhs.duration == rhs.duration
             && lhs.isPaused == rhs.isPaused && lhs.scrubbing == rhs.scrubbing && lhs.pressedTarget == rhs.pressedTarget
-            && lhs.message == rhs.message
+            && lhs.message == rhs.message && lhs.thumbnailsMade == rhs.thumbnailsMade
     }
 
     /// The entries of the page shown.
@@ -127,6 +129,13 @@ public struct MediaBrowser: Sendable, Equatable {
         guard page == .day, self.day == day else { return [] }
         items = newItems.sorted { ($0.time, $0.path) < ($1.time, $1.path) }
         firstItem = min(firstItem, Self.lastPageStart(items.count, perPage: layout.cellsPerPage))
+        return [.redraw]
+    }
+
+    /// More of `day`'s thumbnails are stored: draw the grid again.
+    public mutating func thumbnailsReady(for day: String) -> [MediaViewEffect] {
+        guard page == .day, self.day == day else { return [] }
+        thumbnailsMade += 1
         return [.redraw]
     }
 
