@@ -157,7 +157,11 @@ public final class MediaPlayer: Sendable {
 
     private static func position(_ state: State, now: MonotonicInstant) -> Double {
         if state.hasSound, let sound = state.sound, !state.soundDone {
-            return state.clock.audioTime(playedFrames: sound.playedFrames, sampleRate: state.soundRate)
+            // The card's count rules, but never ahead of the time since the (re)start: a
+            // device that does not pace (ALSA's `null`, a file) would otherwise run the
+            // picture at decoding speed.
+            let heard = state.clock.audioTime(playedFrames: sound.playedFrames, sampleRate: state.soundRate)
+            return min(heard, state.clock.wallTime(now: now))
         }
         // Without sound, after it ended, or between a seek and the new player: the time.
         var time = state.clock.wallTime(now: now)
@@ -217,9 +221,16 @@ public final class MediaPlayer: Sendable {
             }
         }
         let end = (try? player.finish()) ?? .stopped
+        // A device that does not pace has "played" everything at once: the end comes
+        // when the time since the (re)start reaches what was played.
+        let played = state.withLock { $0.clock.audioTime(playedFrames: player.playedFrames, sampleRate: player.format.sampleRate) }
+        while end == .finished, state.withLock({ $0.generation == generation && !$0.stopRequested
+            && $0.clock.wallTime(now: clock.now()) < played }) {
+            usleep(10_000)
+        }
         state.withLock { state in
             // The clock goes on from where the sound ended, on the monotonic clock.
-            let heard = state.clock.audioTime(playedFrames: player.playedFrames, sampleRate: player.format.sampleRate)
+            let heard = min(played, state.clock.wallTime(now: clock.now()))
             state.status.underruns += player.underruns
             state.sound = nil
             guard state.generation == generation else { return }
