@@ -59,7 +59,7 @@ final class MediaViewHILTests: XCTestCase {
     private func screenshot(_ work: String, config: String, _ name: String) throws -> [UInt8] {
         let png = "\(work)/shots/\(name).png", raw = "\(work)/shots/\(name).rgb"
         _ = try Tool.run(Package.kioskcamBinary, ["screenshot", "--config", config, "-o", png])
-        try Tool.run("ffmpeg", ["-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
         let pixels = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
         XCTAssertEqual(pixels.count, screen.width * screen.height * 3, "\(name): an 800x480 screenshot")
         return pixels
@@ -97,7 +97,7 @@ final class MediaViewHILTests: XCTestCase {
         // A 4 s recording whose picture flashes white and whose sound clicks at each
         // second (0.1 s of white; 20 ms of 1 kHz), black and silent between.
         let recording = day + "/101500.mp4"
-        try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30:duration=4",
+        try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30:duration=4",
                                 "-f", "lavfi", "-i", "aevalsrc='if(lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)|if(lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)':s=48000:d=4",
                                 "-vf", "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t,1),0.1)'",
                                 "-c:v", "libx264", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k", recording])
