@@ -55,11 +55,47 @@ final class MediaViewHILTests: XCTestCase {
         try touch.release()
     }
 
+    /// Starts `arguments` (absolute path or a name on PATH) with stdin from /dev/null
+    /// and stdout and stderr into `log`: posix_spawn, not Foundation's Process, whose
+    /// child reaping hung in the guest ("Could not create wakeup socket pair").
+    private func spawn(_ arguments: [String], log: String = "/dev/null") throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawnp(&pid, arguments[0], &actions, nil, &argv, environ)
+        guard result == 0 else { throw SpawnFailure(description: "\(arguments[0]): \(String(cString: strerror(result)))") }
+        return pid
+    }
+
+    /// Waits for `pid`; its exit status (-1 when it did not exit normally).
+    @discardableResult
+    private func reap(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+    }
+
+    /// Runs a tool to its end; throws when it fails, with its output.
+    private func run(_ arguments: [String], work: String) throws {
+        let log = work + "/tools.log"
+        let status = reap(try spawn(arguments, log: log))
+        guard status == 0 else {
+            let tail = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").suffix(600)
+            throw SpawnFailure(description: "\(arguments.joined(separator: " ")) exited \(status): \(tail)")
+        }
+    }
+
     /// `kioskcam screenshot` into `work/shots/NAME.png`, decoded to RGB24 rows by ffmpeg.
     private func screenshot(_ work: String, config: String, _ name: String) throws -> [UInt8] {
         let png = "\(work)/shots/\(name).png", raw = "\(work)/shots/\(name).rgb"
-        _ = try Tool.run(Package.kioskcamBinary, ["screenshot", "--config", config, "-o", png])
-        try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        try run([Package.kioskcamBinary, "screenshot", "--config", config, "-o", png], work: work)
+        try run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw], work: work)
         let pixels = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
         XCTAssertEqual(pixels.count, screen.width * screen.height * 3, "\(name): an 800x480 screenshot")
         return pixels
@@ -97,10 +133,10 @@ final class MediaViewHILTests: XCTestCase {
         // A 4 s recording whose picture flashes white and whose sound clicks at each
         // second (0.1 s of white; 20 ms of 1 kHz), black and silent between.
         let recording = day + "/101500.mp4"
-        try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30:duration=4",
-                                "-f", "lavfi", "-i", "aevalsrc='if(lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)|if(lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)':s=48000:d=4",
-                                "-vf", "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t,1),0.1)'",
-                                "-c:v", "libx264", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k", recording])
+        try run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30:duration=4",
+                 "-f", "lavfi", "-i", "aevalsrc='if(lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)|if(lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)':s=48000:d=4",
+                 "-vf", "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t,1),0.1)'",
+                 "-c:v", "libx264", "-threads", "1", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k", recording], work: work)
         let config = work + "/kioskcam.toml"
         try """
         [camera]
@@ -133,15 +169,9 @@ final class MediaViewHILTests: XCTestCase {
         _ = try touch.waitForDevicePath(seconds: 10)
 
         let log = work + "/daemon.log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
-        daemon.arguments = ["run", "--config", config]
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        daemon.standardOutput = handle
-        daemon.standardError = handle
-        try daemon.run()
-        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        let daemon = try spawn([Package.kioskcamBinary, "run", "--config", config], log: log)
+        var daemonRunning = true
+        defer { if daemonRunning { kill(daemon, SIGKILL); reap(daemon) } }
         func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
         guard waitFor(120, { logText().contains("kioskcam is running") }) else {
             return XCTFail("kioskcam run did not start: \(logText().suffix(1500))")
@@ -171,10 +201,8 @@ final class MediaViewHILTests: XCTestCase {
 
         // The recording: played through the loopback, recorded back on its other side.
         let wav = work + "/played.wav"
-        let recorder = Process()
-        recorder.executableURL = URL(fileURLWithPath: "/usr/bin/arecord")
-        recorder.arguments = ["-q", "-D", capture, "-f", "S16_LE", "-r", "48000", "-c", "2", "-d", "9", wav]
-        try recorder.run()
+        let recorder = try spawn(["arecord", "-q", "-D", capture, "-f", "S16_LE", "-r", "48000", "-c", "2", "-d", "9", wav],
+                                 log: work + "/arecord.log")
         Thread.sleep(forTimeInterval: 0.5)
         try tap(touch, cell)
         XCTAssertTrue(waitFor(30) { logText().contains("media: first picture") }, "the first picture is drawn: \(logText().suffix(800))")
@@ -188,7 +216,7 @@ final class MediaViewHILTests: XCTestCase {
             if b > 200 && r < 100 && g > 90 && g < 170 { accent += 1 }
         }
         XCTAssertGreaterThan(accent, 10, "the scrubber has moved on")
-        recorder.waitUntilExit()
+        XCTAssertEqual(reap(recorder), 0, "arecord: \((try? String(contentsOfFile: work + "/arecord.log", encoding: .utf8)) ?? "")")
 
         // The clicks: one a second, four of them, 1.0 s apart (± 50 ms), nothing between.
         let samples = [UInt8](try Data(contentsOf: URL(fileURLWithPath: wav))).dropFirst(44)
@@ -216,8 +244,14 @@ final class MediaViewHILTests: XCTestCase {
         try tap(touch, media.backButton)
         XCTAssertTrue(waitFor(20) { logText().components(separatedBy: "screen: live").count >= 2 }, "back to the live screen")
         XCTAssertTrue(logText().contains("media: stopped"), "the player stopped")
-        kill(daemon.processIdentifier, SIGTERM)
-        _ = waitFor(30) { !daemon.isRunning }
+        kill(daemon, SIGTERM)
+        XCTAssertEqual(reap(daemon), 0, "kioskcam run exits 0 on SIGTERM")
+        daemonRunning = false
         note("done")
     }
+}
+
+/// A tool the HIL test ran that could not start or failed, with its output.
+private struct SpawnFailure: Error, CustomStringConvertible {
+    let description: String
 }
