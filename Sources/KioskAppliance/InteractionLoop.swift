@@ -489,7 +489,10 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         guard let player else { return }
         player.stop()
         let status = player.status
-        logger.info("media: stopped \(player.path) at \(String(format: "%.1f", status.position)) s, \(status.framesShown) pictures shown, \(status.framesDropped) dropped, \(status.underruns) underruns")
+        let sync = status.syncOffsetMaxMilliseconds.map { max in
+            String(format: ", picture vs sound: mean %.1f ms, max %.1f ms", status.syncOffsetMeanMilliseconds ?? 0, max)
+        } ?? ""
+        logger.info("media: stopped \(player.path) at \(String(format: "%.1f", status.position)) s, \(status.framesShown) pictures shown, \(status.framesDropped) dropped, \(status.underruns) underruns\(sync)")
         self.player = nil
         playerPollAt = nil
         renderer?.clearMediaPicture()

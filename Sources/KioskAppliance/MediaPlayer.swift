@@ -28,6 +28,10 @@ public final class MediaPlayer: Sendable {
         public var failure: String?
         /// Milliseconds from `start()` to the first picture handed to `present`.
         public var firstFrameMilliseconds: Double?
+        /// How far each shown picture was from the clock once it was on the panel
+        /// (after `present` returned), in milliseconds: the mean and the largest.
+        public var syncOffsetMeanMilliseconds: Double?
+        public var syncOffsetMaxMilliseconds: Double?
     }
 
     /// Hands on one picture: `bgrx` pixels (cairo RGB24 memory), its size.
@@ -53,6 +57,7 @@ public final class MediaPlayer: Sendable {
         var seekTarget: Double?
         var stopRequested = false
         var startedAt: MonotonicInstant?
+        var offsetSum = 0.0
     }
 
     private let state = Locked(State())
@@ -297,6 +302,11 @@ public final class MediaPlayer: Sendable {
                 present(picture, pictureSize)
                 let shownAt = clock.now()
                 state.withLock { state in
+                    // The clock once the picture is out: what a viewer sees against what is heard.
+                    let offset = abs(time - Self.position(state, now: shownAt)) * 1000
+                    state.offsetSum += offset
+                    state.status.syncOffsetMaxMilliseconds = max(state.status.syncOffsetMaxMilliseconds ?? 0, offset)
+                    state.status.syncOffsetMeanMilliseconds = state.offsetSum / Double(state.status.framesShown + 1)
                     if state.status.firstFrameMilliseconds == nil, let started = state.startedAt {
                         state.status.firstFrameMilliseconds = Double(shownAt.nanoseconds(since: started)) / 1e6
                     }

@@ -76,6 +76,7 @@ final class MediaPlayerTests: XCTestCase {
         let span = (pictures.last?.time ?? 0) - (pictures.first?.time ?? 0)
         XCTAssertEqual(span, 1.967, accuracy: 0.15, "pictures follow the clock")
         XCTAssertLessThan(status.firstFrameMilliseconds ?? 1e9, 300, "the first picture within 300 ms")
+        XCTAssertLessThanOrEqual(status.syncOffsetMaxMilliseconds ?? 1e9, 60, "each picture near its time: \(status)")
     }
 
     func testSeekJumpsToTheTargetAndPlaysOnFromThere() throws {

@@ -244,6 +244,15 @@ final class MediaViewHILTests: XCTestCase {
         try tap(touch, media.backButton)
         XCTAssertTrue(waitFor(20) { logText().components(separatedBy: "screen: live").count >= 2 }, "back to the live screen")
         XCTAssertTrue(logText().contains("media: stopped"), "the player stopped")
+        // Each picture shown within 40 ms of the sound being heard (the player's own
+        // measure: the card's played frames when the picture was out).
+        if let line = logText().split(separator: "\n").first(where: { $0.contains("picture vs sound") }),
+           let maxText = line.components(separatedBy: "max ").last?.split(separator: " ").first, let max = Double(maxText) {
+            note(String(line.suffix(110)))
+            XCTAssertLessThanOrEqual(max, 40, "picture and sound within 40 ms: \(line)")
+        } else {
+            XCTFail("no picture vs sound figure in the log")
+        }
         kill(daemon, SIGTERM)
         XCTAssertEqual(reap(daemon), 0, "kioskcam run exits 0 on SIGTERM")
         daemonRunning = false

@@ -84,6 +84,7 @@ final class AVSyncTests: XCTestCase {
     func testOnTimeFramesShowLateOnesDropEarlyOnesWait() {
         XCTAssertEqual(policy.decide(frameTime: 1.0, clock: 1.0), .show)
         XCTAssertEqual(policy.decide(frameTime: 1.0, clock: 1.02), .show)
+        XCTAssertEqual(policy.decide(frameTime: 1.0, clock: 1.04), .drop, "40 ms late is the limit")
         XCTAssertEqual(policy.decide(frameTime: 1.0, clock: 1.06), .drop)
         XCTAssertEqual(policy.decide(frameTime: 1.02, clock: 1.0), .hold(seconds: 0.020000000000000018))
         // A long way ahead (paused sound, a gap): held in short steps, never one long sleep.
@@ -99,8 +100,9 @@ final class AVSyncTests: XCTestCase {
 
     func testLateLimitFollowsTheFrameRate() {
         XCTAssertEqual(AVSyncPolicy(frameSeconds: 1.0 / 60).lateSeconds, 0.04)
-        XCTAssertEqual(AVSyncPolicy(frameSeconds: 0.1).lateSeconds, 0.15, accuracy: 1e-9)
-        XCTAssertEqual(AVSyncPolicy(frameSeconds: 0).lateSeconds, 0.05, accuracy: 1e-9)
+        XCTAssertEqual(AVSyncPolicy(frameSeconds: 1.0 / 30).lateSeconds, 0.04)
+        XCTAssertEqual(AVSyncPolicy(frameSeconds: 0.1).lateSeconds, 0.1, accuracy: 1e-9)
+        XCTAssertEqual(AVSyncPolicy(frameSeconds: 0).lateSeconds, 0.04, accuracy: 1e-9)
     }
 
     func testClockFromSoundAndFromTime() {

@@ -20,11 +20,12 @@ public struct AVSyncPolicy: Sendable, Equatable {
     /// The longest single wait: the decode thread checks pause, seek and stop between waits.
     public static let longestHold = 0.05
 
-    /// - Parameter frameSeconds: One frame's duration (1 / fps); the late limit is one
-    ///   and a half frames but at least 40 ms, the early tolerance half a frame but at most 10 ms.
+    /// - Parameter frameSeconds: One frame's duration (1 / fps); the late limit is 40 ms
+    ///   (issue 14's bound between picture and sound), or one frame where a frame lasts
+    ///   longer; the early tolerance half a frame but at most 10 ms.
     public init(frameSeconds: Double) {
         let frame = frameSeconds.isFinite && frameSeconds > 0 ? min(frameSeconds, 1) : 1.0 / 30
-        lateSeconds = max(0.04, frame * 1.5)
+        lateSeconds = max(0.04, frame)
         earlySeconds = min(0.01, frame / 2)
     }
 
