@@ -58,6 +58,9 @@ public final class MediaPlayer: Sendable {
         var stopRequested = false
         var startedAt: MonotonicInstant?
         var offsetSum = 0.0
+        /// How long handing a picture to the panel takes (a moving average), so a picture
+        /// is judged against the clock at the moment it will be out, not before drawing.
+        var presentSeconds = 0.0
     }
 
     private let state = Locked(State())
@@ -285,7 +288,8 @@ public final class MediaPlayer: Sendable {
         while true {
             let now = clock.now()
             let (current, stop, target, position) = state.withLock { state in
-                (state.generation, state.stopRequested, state.seekTarget, Self.position(state, now: now))
+                (state.generation, state.stopRequested, state.seekTarget,
+                 Self.position(state, now: now) + (state.clock.isPaused ? 0 : state.presentSeconds))
             }
             if stop || current != generation { return false }
             switch policy.decide(frameTime: time, clock: position, seekTarget: target) {
@@ -302,6 +306,8 @@ public final class MediaPlayer: Sendable {
                 present(picture, pictureSize)
                 let shownAt = clock.now()
                 state.withLock { state in
+                    let took = min(0.5, max(0, shownAt.seconds(since: now)))
+                    state.presentSeconds = state.status.framesShown == 0 ? took : state.presentSeconds * 0.8 + took * 0.2
                     // The clock once the picture is out: what a viewer sees against what is heard.
                     let offset = abs(time - Self.position(state, now: shownAt)) * 1000
                     state.offsetSum += offset
