@@ -3,6 +3,8 @@ import Glibc
 import KioskCore
 import KioskGPIO
 import KioskInput
+import KioskMedia
+import KioskRecording
 import KioskPIN
 import KioskScreen
 import KioskSources
@@ -35,6 +37,8 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     /// Stills asked for on the screen or a button and not yet saved: while any is, the
     /// screensaver waits and the Photo button is off.
     private var stillsInProgress = 0
+    /// The media view's player is running: the screensaver waits.
+    private var mediaPlaying = false
     private var lastScreenStatus: ScreenStatus?
     private let thread = ThreadGroup()
 
@@ -44,6 +48,20 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     private let zoomQueue = DispatchQueue(label: "kioskcam.zoom")
     private let pendingZoom = Locked<Double?>(nil)
     private let pinQueue = DispatchQueue(label: "kioskcam.pin")
+    /// Library listings, thumbnails and photos for the media view: disk work, off the loop.
+    private let mediaQueue = DispatchQueue(label: "kioskcam.media")
+    /// The day whose thumbnails are wanted; the thumbnail pass stops when it changes.
+    private let mediaDay = Locked<String?>(nil)
+
+    // The media view's player, owned by the loop thread.
+    private var player: MediaPlayer?
+    private var playerPollAt: MonotonicInstant?
+    private var lastTouchTime: MonotonicInstant?
+    /// How long from the tap to the player's start, for the first-picture log line.
+    private var playerStartLatency: Double = 0
+    private var firstPictureLogged = false
+    /// How often the player's position is read for the scrubber and the play head.
+    private static let playerPollNanoseconds: Int64 = 100_000_000
 
     // Owned by the loop thread.
     private var buttons: ButtonPanel?
@@ -62,6 +80,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         case lockNow
         /// A recorder command finished (or failed): the recorder's own state rules again.
         case commandDone
+        case media(MediaAnswer)
     }
 
     /// Opens the screen (falling back to a file-backed one, and saying so), the touch
@@ -141,6 +160,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         screen.broadcast = broadcast
         inboxLock.withLock {
             screen.stillInProgress = stillsInProgress > 0
+            screen.playbackActive = mediaPlaying
             lastScreenStatus = screen
         }
         if let events = appliance.events?.currentStatus {
@@ -203,6 +223,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             timers(now: now)
             waitForInput(until: nextDeadline(now: clock.now()))
         }
+        stopPlayer()
         if let buttons { try? buttons.setLED(false) }
         touch?.close()
         buttons = nil
@@ -212,7 +233,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     /// The controller's deadline, given the devices' own (debounce, long press, LED
     /// blink, a touch's missing release).
     private func nextDeadline(now: MonotonicInstant) -> MonotonicInstant {
-        controller.nextDeadline(now: now, devices: [buttons?.nextDeadline(after: now), touch?.nextDeadline])
+        controller.nextDeadline(now: now, devices: [buttons?.nextDeadline(after: now), touch?.nextDeadline, playerPollAt])
     }
 
     private func waitForInput(until deadline: MonotonicInstant) {
@@ -248,6 +269,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         case .failure: .recorderFailed
         case .lockNow: .lockNow
         case .commandDone: .recorderCommandDone(state: appliance.recordingState)
+        case .media(let answer): .media(answer)
         }
         feed(input, now: now)
     }
@@ -258,6 +280,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     }
 
     private func handle(_ event: TouchEvent) {
+        lastTouchTime = event.time
         appliance.publish(.touch(event))
         feed(.touch(event, recorder: appliance.activity))
     }
@@ -271,6 +294,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             }
         }
         for event in touch?.expire(now: now) ?? [] { handle(event) }
+        pollPlayer(now: now)
         feed(.tick, now: now)
     }
 
@@ -372,6 +396,8 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             if updated { _ = renderer.render(model) }
         case .setPanelBlank(let blank):
             _ = renderer?.framebuffer.setBlanked(blank)
+        case .media(let request):
+            performMedia(request, now: now)
         case .setLED(let pattern):
             guard let buttons else { return }
             do {
@@ -403,6 +429,134 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             let milliseconds = Double(clock.now().nanoseconds(since: event.time)) / 1e6
             logger.info("touch release at \(event.point) drawn \(String(format: "%.1f", milliseconds)) ms after the kernel event")
         }
+    }
+
+    // MARK: Media view
+
+    private func performMedia(_ request: MediaViewEffect, now: MonotonicInstant) {
+        let listing = LibraryListing(layout: LibraryLayout(root: configuration.storage.mediaRoot))
+        switch request {
+        case .listDays:
+            mediaDay.withLock { $0 = nil }
+            mediaQueue.async { [weak self] in self?.post(.media(.days(listing.days()))) }
+        case .listDay(let day):
+            mediaDay.withLock { $0 = day }
+            mediaQueue.async { [weak self] in self?.listDay(day, listing: listing) }
+        case .play(let item):
+            stopPlayer()
+            guard let renderer else { return }
+            let area = MediaViewLayout(size: renderer.size).picture
+            let path = item.path
+            let player = MediaPlayer(path: path, kind: item.kind, audioDevice: configuration.screen.playbackDevice,
+                                     pictureArea: FrameSize(width: area.width, height: area.height)) { pixels, size in
+                renderer.presentMediaPicture(pixels, size: size, for: path)
+            }
+            do {
+                try player.start()
+            } catch {
+                logger.error("media: cannot play \(path): \(error)")
+                feed(.media(.failed("Cannot play this recording")), now: now)
+                return
+            }
+            logger.info("media: playing \(path)")
+            self.player = player
+            playerPollAt = now
+            playerStartLatency = Double(clock.now().nanoseconds(since: lastTouchTime ?? now)) / 1e6
+            firstPictureLogged = !item.kind.isMovie
+            setPlaybackActive(true)
+        case .showPhoto(let item):
+            stopPlayer()
+            guard let renderer else { return }
+            let logger = logger
+            mediaQueue.async { [weak self] in
+                do {
+                    let decoder = try VideoFileDecoder(path: item.path)
+                    let screen = ScreenRect(x: 0, y: 0, width: renderer.size.width, height: renderer.size.height)
+                    let fitted = MediaViewLayout.fitted(decoder.size, in: screen)
+                    let size = FrameSize(width: fitted.width, height: fitted.height)
+                    try decoder.decode(scaledTo: size, layout: .bgrx) { pixels, _ in
+                        renderer.presentMediaPicture(pixels, size: size, for: item.path)
+                        return false
+                    }
+                } catch {
+                    logger.error("media: cannot show \(item.path): \(error)")
+                    self?.post(.media(.failed("Cannot show this photo")))
+                }
+            }
+        case .stopPlayback:
+            stopPlayer()
+        case .togglePause:
+            player?.togglePause()
+        case .seek(let seconds):
+            player?.seek(to: seconds)
+        case .leave, .redraw:
+            break
+        }
+    }
+
+    /// Lists a day, then makes its missing thumbnails, telling the screen every few.
+    private func listDay(_ day: String, listing: LibraryListing) {
+        let items = listing.recordings(on: day).map { recording in
+            let name = String(recording.path.split(separator: "/").last ?? "")
+            return MediaItem(kind: recording.kind, path: recording.path, time: String(recording.start.suffix(8)),
+                             seconds: recording.seconds, bytes: recording.bytes, eventLabel: LibraryLayout.eventLabel(ofFileName: name))
+        }
+        post(.media(.day(day, items)))
+        var made = 0
+        for item in items {
+            guard mediaDay.withLock({ $0 == day }) else { return }
+            do {
+                try MediaThumbnail.stored(for: item.path, kind: item.kind, size: MediaViewLayout.thumbnailSize)
+            } catch {
+                logger.notice("media: no thumbnail for \(item.path): \(error)")
+            }
+            made += 1
+            if made % 4 == 0 || made == items.count { post(.media(.thumbnails(day))) }
+        }
+    }
+
+    /// Hands the player's position to the screen a few times a second; a failure closes it.
+    private func pollPlayer(now: MonotonicInstant) {
+        guard let player, let due = playerPollAt, now >= due else { return }
+        playerPollAt = now.advanced(byNanoseconds: Self.playerPollNanoseconds)
+        let status = player.status
+        if !firstPictureLogged, let first = status.firstFrameMilliseconds {
+            firstPictureLogged = true
+            logger.info("media: first picture \(String(format: "%.0f", playerStartLatency + first)) ms after the tap")
+        }
+        if let failure = status.failure {
+            logger.error("media: playing \(player.path) failed: \(failure)")
+            stopPlayer()
+            feed(.media(.failed("Playing stopped: see the log")), now: now)
+            return
+        }
+        feed(.media(.playback(position: status.position, duration: status.duration, paused: status.paused)), now: now)
+    }
+
+    private func stopPlayer() {
+        guard let player else { return }
+        player.stop()
+        let status = player.status
+        let sync = status.syncOffsetMaxMilliseconds.map { max in
+            String(format: ", picture vs sound: mean %.1f ms, max %.1f ms", status.syncOffsetMeanMilliseconds ?? 0, max)
+        } ?? ""
+        logger.info("media: stopped \(player.path) at \(String(format: "%.1f", status.position)) s, \(status.framesShown) pictures shown, \(status.framesDropped) dropped, \(status.underruns) underruns\(sync)")
+        self.player = nil
+        playerPollAt = nil
+        renderer?.clearMediaPicture()
+        setPlaybackActive(false)
+    }
+
+    /// Tells the screen's status that media plays (the screensaver's busy flag).
+    private func setPlaybackActive(_ active: Bool) {
+        inboxLock.withLock {
+            mediaPlaying = active
+            guard var status = lastScreenStatus, status.playbackActive != active else { return }
+            status.playbackActive = active
+            lastScreenStatus = status
+            inbox.append(.status(status))
+        }
+        wake()
     }
 
     // MARK: Devices

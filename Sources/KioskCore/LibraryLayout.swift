@@ -12,6 +12,10 @@ public enum MediaKind: String, CaseIterable, Sendable, Codable {
         case .audio: "m4a"
         }
     }
+
+    /// Moving pictures (a camera recording or a screen recording): what the player
+    /// decodes and shows, as opposed to a still or sound only.
+    public var isMovie: Bool { self == .video || self == .screen }
 }
 
 /// A local calendar date and time of day, as used in library names.

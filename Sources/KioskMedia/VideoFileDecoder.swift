@@ -4,9 +4,38 @@ import CAVUtil
 import CSwScale
 import KioskCore
 
-/// Decodes a recording's video (H.264, or whatever libavcodec decodes) frame by frame
-/// and hands each picture on as tightly packed I420 (`PixelFormat.yuv420`) at a chosen
-/// size, with its time in seconds — the input side of a frame-exact re-encode.
+/// How `VideoFileDecoder` hands pictures on: tightly packed, rows top to bottom.
+public enum DecodedPictureLayout: Sendable, Equatable {
+    /// I420 (`PixelFormat.yuv420`): what the encoders take (a re-encode).
+    case yuv420
+    /// Red, green, blue, 3 bytes a pixel: what the PNG encoder takes (a thumbnail).
+    case rgb24
+    /// Blue, green, red, unused, 4 bytes a pixel: a cairo RGB24 surface's memory on a
+    /// little-endian machine (the player draws it without another conversion).
+    case bgrx
+
+    var ffmpegFormat: AVPixelFormat {
+        switch self {
+        case .yuv420: AV_PIX_FMT_YUV420P
+        case .rgb24: AV_PIX_FMT_RGB24
+        case .bgrx: AV_PIX_FMT_BGR0
+        }
+    }
+
+    /// Bytes of one `size` picture.
+    public func byteCount(_ size: FrameSize) -> Int {
+        switch self {
+        case .yuv420: PixelFormat.yuv420.frameByteCount(size)
+        case .rgb24: size.width * size.height * 3
+        case .bgrx: size.width * size.height * 4
+        }
+    }
+}
+
+/// Decodes a recording's video (H.264, or whatever libavcodec decodes, a JPEG still
+/// too) frame by frame and hands each picture on, tightly packed at a chosen size and
+/// layout, with its time in seconds — the input side of a frame-exact re-encode, of a
+/// thumbnail, and of the player.
 public final class VideoFileDecoder {
     public let path: String
     /// The pictures' size in the file.
@@ -56,15 +85,12 @@ public final class VideoFileDecoder {
         frame = try Frame(operation: "decode video")
     }
 
-    /// Moves to the keyframe at or before `seconds`, so that `decode` does not decode
-    /// the whole recording before a cut late in it. Stays at the start when the file
-    /// cannot seek (the decode is then only slower).
+    /// Moves to the keyframe at or before `seconds`, so that a cut late in a recording
+    /// does not decode everything before it. A file that cannot seek stays at the start
+    /// (the decode is then only slower).
     public func seek(toKeyframeBefore seconds: Double) {
-        guard seconds > 0, let stream = input.pointer.pointee.streams[Int(streamIndex)] else { return }
-        let target = ClipExport.ticks(seconds, stream.pointee.time_base)
-        if av_seek_frame(input.pointer, streamIndex, target, AVSEEK_FLAG_BACKWARD) >= 0 {
-            avcodec_flush_buffers(codec.pointer)
-        }
+        guard seconds > 0 else { return }
+        try? seek(to: seconds)
     }
 
     /// The video stream's time base (checked positive by `ClipInputFile.mediaStreams`).
@@ -72,18 +98,49 @@ public final class VideoFileDecoder {
         input.pointer.pointee.streams[Int(streamIndex)]?.pointee.time_base ?? AVRational(num: 1, den: 90_000)
     }
 
-    /// Decodes the whole video once, in order (from where `seek` put it).
+    /// The video's length as the container states it, nil when it does not say.
+    public var durationSeconds: Double? {
+        let duration = input.pointer.pointee.duration
+        guard duration > 0, duration != kc_av_nopts_value() else { return nil }
+        let seconds = Double(duration) / 1_000_000
+        return seconds.isFinite ? seconds : nil
+    }
+
+    /// Moves to the keyframe at or before `seconds`; the next `decode` goes on from
+    /// there (the caller drops the pictures before `seconds` it does not want).
+    /// - Throws: `MediaError.invalidInput` when the time is no position in a file or the
+    ///   file cannot seek there.
+    public func seek(to seconds: Double) throws(MediaError) {
+        guard seconds.isFinite, seconds >= 0, seconds < 366 * 86_400 else {
+            throw MediaError(.invalidInput, operation: "seek", path: path, detail: "cannot seek to \(seconds) s")
+        }
+        guard let stream = input.pointer.pointee.streams[Int(streamIndex)] else { return }
+        let base = stream.pointee.time_base
+        guard base.num > 0, base.den > 0 else {
+            throw MediaError(.invalidInput, operation: "seek", path: path, detail: "the video stream has no time base")
+        }
+        let start = stream.pointee.start_time == kc_av_nopts_value() ? 0 : stream.pointee.start_time
+        let target = start + Int64((seconds * Double(base.den) / Double(base.num)).rounded(.down))
+        try check(av_seek_frame(input.pointer, streamIndex, target, AVSEEK_FLAG_BACKWARD), .invalidInput,
+                  "seek to \(seconds) s", path: path)
+        avcodec_flush_buffers(codec.pointer)
+    }
+
+    /// Decodes the video from where it stands (the start, or the last `seek`) to its
+    /// end, in order.
     /// - Parameters:
-    ///   - target: The size to hand pictures on at (even width and height).
-    ///   - body: Called with each picture (I420, valid during the call) and its time in
+    ///   - target: The size to hand pictures on at (even width and height for I420).
+    ///   - layout: The pixel layout handed on.
+    ///   - body: Called with each picture (valid during the call) and its time in
     ///     seconds; returns false to stop.
     /// - Throws: `MediaError.invalidInput` for undecodable video, what `body` throws.
-    public func decode(scaledTo target: FrameSize,
+    public func decode(scaledTo target: FrameSize, layout: DecodedPictureLayout = .yuv420,
                        _ body: (UnsafeRawBufferPointer, Double) throws(MediaError) -> Bool) throws(MediaError) {
-        guard target.width % 2 == 0, target.height % 2 == 0, target.width >= 2, target.height >= 2 else {
-            throw MediaError(.conversion, operation: "scale video", path: path, detail: "\(target) is not an even size")
+        let even = layout != .yuv420 || (target.width % 2 == 0 && target.height % 2 == 0)
+        guard even, target.width >= 2, target.height >= 2, target.width <= 8192, target.height <= 8192 else {
+            throw MediaError(.conversion, operation: "scale video", path: path, detail: "\(target) is not a size to scale to")
         }
-        let scaler = try I420Scaler(target: target, path: path)
+        let scaler = try PictureScaler(target: target, layout: layout, path: path)
         var running = true
         while running {
             let read = av_read_frame(input.pointer, packet.pointer)
@@ -98,7 +155,7 @@ public final class VideoFileDecoder {
         if running, avcodec_send_packet(codec.pointer, nil) >= 0 { _ = try receive(scaler, body) }
     }
 
-    private func receive(_ scaler: I420Scaler,
+    private func receive(_ scaler: PictureScaler,
                          _ body: (UnsafeRawBufferPointer, Double) throws(MediaError) -> Bool) throws(MediaError) -> Bool {
         while true {
             let received = avcodec_receive_frame(codec.pointer, frame.pointer)
@@ -119,19 +176,21 @@ public final class VideoFileDecoder {
     }
 }
 
-/// A swscale context from whatever the decoder gives to packed I420 at one size;
+/// A swscale context from whatever the decoder gives to one packed layout at one size;
 /// freed once, remade if the source size or format changes mid-stream.
-private final class I420Scaler {
+private final class PictureScaler {
     let target: FrameSize
+    let layout: DecodedPictureLayout
     let path: String
     private var context: OpaquePointer?
     private var sourceKey: (Int32, Int32, Int32) = (0, 0, -1)
     private var output: [UInt8]
 
-    init(target: FrameSize, path: String) throws(MediaError) {
+    init(target: FrameSize, layout: DecodedPictureLayout, path: String) throws(MediaError) {
         self.target = target
+        self.layout = layout
         self.path = path
-        output = [UInt8](repeating: 0, count: PixelFormat.yuv420.frameByteCount(target))
+        output = [UInt8](repeating: 0, count: layout.byteCount(target))
     }
 
     deinit { sws_freeContext(context) }
@@ -141,7 +200,7 @@ private final class I420Scaler {
         if context == nil || key != sourceKey {
             sws_freeContext(context)
             context = sws_getContext(key.0, key.1, AVPixelFormat(rawValue: key.2), Int32(target.width), Int32(target.height),
-                                     AV_PIX_FMT_YUV420P, kc_sws_bicubic(), nil, nil, nil)
+                                     layout.ffmpegFormat, kc_sws_bicubic(), nil, nil, nil)
             sourceKey = key
         }
         guard let context else {
@@ -151,8 +210,19 @@ private final class I420Scaler {
         let width = target.width, height = target.height
         output.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
-            var planes: [UnsafeMutablePointer<UInt8>?] = [base, base + width * height, base + width * height * 5 / 4, nil]
-            var strides: [Int32] = [Int32(width), Int32(width / 2), Int32(width / 2), 0]
+            var planes: [UnsafeMutablePointer<UInt8>?]
+            var strides: [Int32]
+            switch layout {
+            case .yuv420:
+                planes = [base, base + width * height, base + width * height * 5 / 4, nil]
+                strides = [Int32(width), Int32(width / 2), Int32(width / 2), 0]
+            case .rgb24:
+                planes = [base, nil, nil, nil]
+                strides = [Int32(width * 3), 0, 0, 0]
+            case .bgrx:
+                planes = [base, nil, nil, nil]
+                strides = [Int32(width * 4), 0, 0, 0]
+            }
             withUnsafePointer(to: &frame.pointee.data) { data in
                 withUnsafePointer(to: &frame.pointee.linesize) { lines in
                     data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { sourcePlanes in

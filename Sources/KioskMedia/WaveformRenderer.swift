@@ -88,8 +88,8 @@ public enum WaveformRenderer {
 
     /// Writes `bytes` to `path + ".tmp"`, syncs it, renames it to `path` and syncs the
     /// folder, removing the temporary file on any failure.
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(MediaError) {
-        let operation = "write waveform picture"
+    static func writeAtomically(_ bytes: [UInt8], to path: String,
+                                operation: String = "write waveform picture") throws(MediaError) {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw fileError(errno, operation, path: temporary) }

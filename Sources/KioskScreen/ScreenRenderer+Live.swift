@@ -29,6 +29,7 @@ extension ScreenRenderer {
         if let notice = model.notice, !notice.isEmpty { drawNotice(notice) }
         drawRecordButton(model, pressed: model.pressedTarget == .recordButton)
         drawSnapshotButton(enabled: true, pressed: model.pressedTarget == .snapshotButton)
+        drawLibraryButton(pressed: model.pressedTarget == .libraryButton)
         drawLevelMeter(model.audioLevels, in: layout.levelMeter)
         drawStatusBar(model)
     }
@@ -51,9 +52,10 @@ extension ScreenRenderer {
         }
     }
 
-    /// "● REC 00:01:23 · 12.4 MiB" over the preview's top-left corner while recording.
-    private func drawRecordingBadge(_ model: ScreenModel) {
-        let badge = layout.recordingBadge
+    /// "● REC 00:01:23 · 12.4 MiB" over the preview's top-left corner (or in `area`: the
+    /// media view's) while recording.
+    func drawRecordingBadge(_ model: ScreenModel, in area: ScreenRect? = nil) {
+        let badge = area ?? layout.recordingBadge
         let label: String
         let dot: Colour
         switch model.recordingState {
@@ -101,9 +103,9 @@ extension ScreenRenderer {
                     size: fontSize, bold: true, colour: Palette.text, alignment: .leading)
     }
 
-    /// A short message in a pill near the bottom of the preview.
-    private func drawNotice(_ notice: String) {
-        let area = layout.preview
+    /// A short message in a pill near the bottom of the preview (or of `area`).
+    func drawNotice(_ notice: String, in area: ScreenRect? = nil) {
+        let area = area ?? layout.preview
         let height = max(28, layout.recordingBadge.height)
         let fontSize = (Double(height) * 0.45).rounded()
         canvas.setFont(size: fontSize)
@@ -165,7 +167,16 @@ extension ScreenRenderer {
         canvas.text("Photo", in: labelRect, size: buttonFontSize(rect), bold: true, colour: Palette.text.withAlpha(alpha), padding: 6)
     }
 
-    private func drawButtonFace(_ rect: ScreenRect, pressed: Bool, highlighted: Bool) {
+    /// "Library" in a pill over the preview's bottom-right corner: opens the media view.
+    private func drawLibraryButton(pressed: Bool) {
+        let rect = layout.libraryButton
+        canvas.fillRounded(rect, radius: Double(rect.height) / 2, pressed ? Palette.accent : Palette.scrim)
+        canvas.strokeRounded(rect, radius: Double(rect.height) / 2, width: 1.5, Palette.surfaceEdge)
+        canvas.text("Library", in: rect, size: (Double(rect.height) * 0.45).rounded(), bold: true, colour: Palette.text,
+                    padding: Double(rect.height) / 3)
+    }
+
+    func drawButtonFace(_ rect: ScreenRect, pressed: Bool, highlighted: Bool) {
         let radius = Double(min(rect.width, rect.height)) * 0.12
         canvas.fillRounded(rect, radius: radius, pressed ? Palette.accent : Palette.surface)
         canvas.strokeRounded(rect, radius: radius, width: 2, highlighted ? Palette.red : Palette.surfaceEdge)

@@ -32,6 +32,13 @@ public final class ScreenRenderer: @unchecked Sendable {
     private var presentedOnce = false
     private var blanked = false
     private var statistics = RenderStatistics()
+    /// The model drawn last: a player's picture redraws it (`presentMediaPicture`).
+    private var lastModel: ScreenModel?
+    /// The player's current picture or the photo shown, and whose it is.
+    var mediaPicture: CairoCanvas?
+    var mediaPicturePath: String?
+    /// Thumbnails read from their PNGs, bounded: about 64 of 192x108 (5 MiB).
+    var thumbnails = BoundedCache<String, CairoPicture>(maximumCost: 6 << 20, maximumCount: 64)
 
     /// - Parameters:
     ///   - framebuffer: Where the picture goes; must be writable.
@@ -89,12 +96,52 @@ public final class ScreenRenderer: @unchecked Sendable {
     /// - Returns: The rectangles copied, in logical pixels (empty when nothing changed).
     @discardableResult
     public func render(_ model: ScreenModel) -> [ScreenRect] {
+        lock.withLock { renderLocked(model) }
+    }
+
+    /// Puts the player's next picture (or a photo) on the media view at once, from the
+    /// player's thread: the picture is copied, and the last model is drawn again with it.
+    /// - Parameters:
+    ///   - pixels: `size` pixels in cairo's RGB24 memory layout (B, G, R, unused).
+    ///   - path: The recording it belongs to; a picture of anything else is not drawn.
+    /// - Returns: false when the pixels are short or cairo could not make the picture.
+    @discardableResult
+    public func presentMediaPicture(_ pixels: UnsafeRawBufferPointer, size picture: FrameSize, for path: String) -> Bool {
         lock.withLock {
+            guard picture.width > 0, picture.height > 0, pixels.count >= picture.width * picture.height * 4,
+                  let source = pixels.baseAddress else { return false }
+            let wanted = ScreenSize(width: picture.width, height: picture.height)
+            if mediaPicture?.size != wanted { mediaPicture = try? CairoCanvas(size: wanted) }
+            guard let target = mediaPicture else { return false }
+            let base = target.pixels
+            for row in 0..<picture.height {
+                (base + row * target.stride).copyMemory(from: source + row * picture.width * 4, byteCount: picture.width * 4)
+            }
+            target.markDirty()
+            mediaPicturePath = path
+            if let model = lastModel, model.page == .media { renderLocked(model) }
+            return true
+        }
+    }
+
+    /// Forgets the player's picture (the player or photo closed).
+    public func clearMediaPicture() {
+        lock.withLock {
+            mediaPicture = nil
+            mediaPicturePath = nil
+        }
+    }
+
+    @discardableResult
+    private func renderLocked(_ model: ScreenModel) -> [ScreenRect] {
+        do {
+            lastModel = model
             let start = monotonicNanoseconds()
             switch model.page {
             case .live: drawLive(model)
             case .pin: drawPin(model)
             case .blank: canvas.fill(ScreenRect(x: 0, y: 0, width: size.width, height: size.height), Palette.black)
+            case .media: drawMedia(model)
             }
             let damage: [ScreenRect]
             if presentedOnce {

@@ -156,6 +156,7 @@ final class ConfigurationTests: XCTestCase {
         ("screen", "rotation", "270"),
         ("screen", "virtual_size", "\"480x800\""),
         ("screen", "preview_fps", "5"),
+        ("screen", "playback_device", "\"plughw:0,0\""),
         ("lock", "idle_seconds", "3"),
         ("lock", "blank_seconds", "0"),
         ("lock", "failures_before_lockout", "3"),

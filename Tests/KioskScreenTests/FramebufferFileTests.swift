@@ -107,14 +107,18 @@ final class FramebufferFileTests: XCTestCase {
         rotation = 270
         virtual_size = "1024x600"
         preview_fps = 15
+        playback_device = "hw:Loopback,0,0"
         """
         let config = try Configuration(toml: text)
         XCTAssertEqual(config.screen.framebuffer, .device("/dev/fb1"))
         XCTAssertEqual(config.screen.rotation, .threeQuarters)
         XCTAssertEqual(config.screen.virtualSize, ScreenSize(width: 1024, height: 600))
         XCTAssertEqual(config.screen.previewFramesPerSecond, 15)
+        XCTAssertEqual(config.screen.playbackDevice, "hw:Loopback,0,0")
+        XCTAssertEqual(try Configuration(toml: "").screen.playbackDevice, "default")
         XCTAssertEqual(try Configuration(toml: "[screen]\nframebuffer = \"file:/run/x.fb\"").screen.framebuffer, .file("/run/x.fb"))
-        for bad in ["rotation = 45", "rotation = 360", "framebuffer = \"fb0\"", "virtual_size = \"10x10\"", "preview_fps = 0"] {
+        for bad in ["rotation = 45", "rotation = 360", "framebuffer = \"fb0\"", "virtual_size = \"10x10\"", "preview_fps = 0",
+                    "playback_device = \"\"", "playback_device = \"hw:0 0\""] {
             XCTAssertThrowsError(try Configuration(toml: "[screen]\n" + bad), bad)
         }
     }

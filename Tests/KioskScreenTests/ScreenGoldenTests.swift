@@ -92,6 +92,39 @@ final class ScreenGoldenTests: XCTestCase {
         XCTAssertEqual(framebuffer.logicalRGBA(rotation: .none), quiet, "gone again")
     }
 
+    func testMediaViewGrid() throws {
+        try compareAll("media-day") { renderer in renderer.render(ScreenScenes.mediaModel(size: renderer.size, player: false)) }
+    }
+
+    /// The player: the picture handed on by the player's thread letter-boxed in the
+    /// picture area, the scrubber, and the REC badge while a recording runs.
+    func testMediaViewPlayerShowsThePictureAndTheRecordingBadge() throws {
+        try compareAll("media-player") { renderer in
+            let model = ScreenScenes.mediaModel(size: renderer.size, player: true)
+            renderer.render(model)
+            let area = try XCTUnwrap(model.media?.layout.picture)
+            let size = FrameSize(width: area.width / 2 & ~1, height: area.height / 2 & ~1)
+            // Green, as cairo keeps it in memory: B G R X.
+            let green = [UInt8]((0..<(size.width * size.height)).flatMap { _ in [0, 200, 0, 0] as [UInt8] })
+            XCTAssertTrue(green.withUnsafeBytes { renderer.presentMediaPicture($0, size: size, for: "/none/video/20261124/101500.mp4") })
+            // Short pixels are refused, nothing drawn.
+            XCTAssertFalse(renderer.presentMediaPicture(UnsafeRawBufferPointer(start: nil, count: 0), size: size, for: "x"))
+            let rgba = renderer.framebuffer.logicalRGBA(rotation: renderer.mapping.rotation)
+            let width = renderer.size.width
+            func pixel(_ x: Int, _ y: Int) -> [UInt8] { let i = (y * width + x) * 4; return Array(rgba[i..<(i + 3)]) }
+            let centre = pixel(area.x + area.width / 2, area.y + area.height / 2)
+            XCTAssertLessThan(Int(centre[0]), 40, "\(centre)")
+            XCTAssertGreaterThan(Int(centre[1]), 180, "the picture is in the middle of the area: \(centre)")
+            XCTAssertEqual(pixel(area.x + 2, area.y + area.height / 2), [0, 0, 0], "letter-boxed in black")
+            let badge = try XCTUnwrap(model.media?.layout.recordingBadge)
+            var red = 0
+            for y in badge.y..<badge.maxY {
+                for x in badge.x..<min(width, badge.x + badge.height) where pixel(x, y)[0] > 180 && pixel(x, y)[1] < 90 { red += 1 }
+            }
+            XCTAssertGreaterThan(red, 20, "the REC dot")
+        }
+    }
+
     // MARK: Helpers
 
     private func compareAll(_ screen: String, draw: (ScreenRenderer) throws -> Void) throws {

@@ -33,6 +33,40 @@ enum ScreenScenes {
         return model
     }
 
+    /// The media view on a day's grid (thumbnails not made: placeholders, one event
+    /// mark), or on the player with a recording running (the REC badge).
+    static func mediaModel(size: ScreenSize, player: Bool) -> ScreenModel {
+        var browser = MediaBrowser(layout: MediaViewLayout(size: size))
+        _ = browser.open()
+        _ = browser.showDays(["20261123", "20261124"])
+        let row = browser.layout.dayRows[0]
+        let point = ScreenPoint(x: row.x + row.width / 2, y: row.y + row.height / 2)
+        let time = MonotonicInstant(nanoseconds: 1_000_000_000)
+        _ = browser.touch(TouchEvent(phase: .press, point: point, time: time))
+        _ = browser.touch(TouchEvent(phase: .release, point: point, time: time))
+        _ = browser.showDay("20261124", items: [
+            MediaItem(kind: .video, path: "/none/video/20261124/101500.mp4", time: "10:15:00", seconds: 42, bytes: 5_300_000),
+            MediaItem(kind: .photo, path: "/none/photo/20261124/101700.jpg", time: "10:17:00", seconds: nil, bytes: 310_000),
+            MediaItem(kind: .video, path: "/none/video/20261124/111500-motion.mp4", time: "11:15:00", seconds: 20, bytes: 2_100_000,
+                      eventLabel: "motion"),
+            MediaItem(kind: .audio, path: "/none/audio/20261124/121500.m4a", time: "12:15:00", seconds: 95, bytes: 800_000),
+        ])
+        var model = ScreenModel()
+        model.page = .media
+        if player {
+            let cell = browser.layout.cells[0]
+            let centre = ScreenPoint(x: cell.x + cell.width / 2, y: cell.y + cell.height / 2)
+            _ = browser.touch(TouchEvent(phase: .press, point: centre, time: time))
+            _ = browser.touch(TouchEvent(phase: .release, point: centre, time: time))
+            _ = browser.playback(position: 12.5, duration: 42, paused: false)
+            model.recordingState = .recording
+            model.recordingSeconds = 83.4
+            model.recordingBytes = 13_002_342
+        }
+        model.media = browser
+        return model
+    }
+
     static func blankModel() -> ScreenModel {
         var model = ScreenModel()
         model.page = .blank

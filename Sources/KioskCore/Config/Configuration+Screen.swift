@@ -44,6 +44,8 @@ extension Configuration {
         public var virtualSize = ScreenSize(width: 800, height: 480)
         /// How often the camera picture on the live screen is redrawn.
         public var previewFramesPerSecond = 10
+        /// The ALSA device the media view plays sound through.
+        public var playbackDevice = "default"
 
         public init() {}
 
@@ -74,6 +76,11 @@ extension Configuration {
                 return true
             },
             .integer("screen.preview_fps", 1...30) { c, v in c.screen.previewFramesPerSecond = v },
+            .string("screen.playback_device", allowed: "an ALSA device name such as \"default\", \"plughw:0,0\" or \"null\" (`aplay -L` lists them)") { c, text in
+                guard !text.isEmpty, text.utf8.count <= 128, !text.contains(where: { $0.isWhitespace || $0.isNewline }) else { return false }
+                c.screen.playbackDevice = text
+                return true
+            },
         ]
     }
 }

@@ -139,6 +139,8 @@ public struct InteractionController: Sendable {
             showLED(now: now, effects: &effects)
         case .lockNow:
             apply(screen?.lockNow(now: now), effects: &effects)
+        case .media(let answer):
+            apply(screen?.updateMedia { answer.apply(to: &$0) }, effects: &effects)
         case .recorderCommandDone(let state):
             commandInFlight = nil
             // A start that failed never changes state: tell the screen, so its record
@@ -242,6 +244,7 @@ public struct InteractionController: Sendable {
             case .takeSnapshot: run(.takeSnapshot, recorder: recorder, effects: &effects)
             case .setPanelBlank(let blank): effects.append(.setPanelBlank(blank))
             case .verifyPIN(let pin): effects.append(.checkPIN(pin))
+            case .media(let effect): effects.append(.media(effect))
             }
         }
         if model.page != lastPage {

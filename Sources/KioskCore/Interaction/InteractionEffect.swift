@@ -33,6 +33,9 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
     case refreshPreview(ScreenModel)
     /// Switch the panel's backlight off (true) or on (false).
     case setPanelBlank(Bool)
+    /// The media view asks for a listing, a recording played, a seek, a stop; answers
+    /// come back as `.media` inputs.
+    case media(MediaViewEffect)
 
     // MARK: Status LED
 
@@ -68,6 +71,7 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
         case .draw(let model): "draw(\(model.page.rawValue))"
         case .refreshPreview: "refreshPreview"
         case .setPanelBlank(let blank): "setPanelBlank(\(blank))"
+        case .media(let effect): "media(\(effect))"
         case .setLED(let pattern): "setLED(\(pattern))"
         case .openButtons: "openButtons"
         case .rescanTouch: "rescanTouch"

@@ -32,6 +32,8 @@ public enum InteractionInput: Sendable, Equatable {
     case recorderFailed
     /// Show the PIN screen now (the control socket's `lock`).
     case lockNow
+    /// An answer for the media view: a listing, where the player is, a failure.
+    case media(MediaAnswer)
     /// A command sent with `.sendRecorderCommand` finished or failed.
     /// - state: The recorder's state now; a refused start never changes it.
     case recorderCommandDone(state: RecordingState)
@@ -47,4 +49,29 @@ public enum InteractionInput: Sendable, Equatable {
     /// Whether the touch panel must be rescanned every few seconds (inotify cannot watch
     /// `/dev/input` yet). Told after the panel starts and after every `.rescanTouch`.
     case touchNeedsRescan(Bool)
+}
+
+/// What the media view's owner reports back (each answers a `MediaViewEffect`).
+public enum MediaAnswer: Sendable, Equatable {
+    /// The day folders found (answers `.listDays`).
+    case days([String])
+    /// One day's recordings (answers `.listDay`).
+    case day(String, [MediaItem])
+    /// More thumbnails of this day are stored.
+    case thumbnails(String)
+    /// Where the player is (sent a few times a second while it plays).
+    case playback(position: Double, duration: Double?, paused: Bool)
+    /// Playing or showing failed: the reason, for the screen.
+    case failed(String)
+
+    /// Applies the answer to the browser.
+    public func apply(to browser: inout MediaBrowser) -> [MediaViewEffect] {
+        switch self {
+        case .days(let names): browser.showDays(names)
+        case .day(let day, let items): browser.showDay(day, items: items)
+        case .thumbnails(let day): browser.thumbnailsReady(for: day)
+        case .playback(let position, let duration, let paused): browser.playback(position: position, duration: duration, paused: paused)
+        case .failed(let reason): browser.playbackFailed(reason)
+        }
+    }
 }

@@ -12,6 +12,8 @@ public enum ScreenEffect: Sendable, Equatable, CustomStringConvertible {
     case setPanelBlank(Bool)
     /// Draw `ScreenController.model`.
     case redraw
+    /// Something for the media view's owner to do (list, play, seek, stop).
+    case media(MediaViewEffect)
 
     /// Never shows the digits, so effects can be logged.
     public var description: String {
@@ -22,6 +24,7 @@ public enum ScreenEffect: Sendable, Equatable, CustomStringConvertible {
         case .verifyPIN: "verifyPIN(****)"
         case .setPanelBlank(let blank): "setPanelBlank(\(blank))"
         case .redraw: "redraw"
+        case .media(let effect): "media(\(effect))"
         }
     }
 }
@@ -125,7 +128,7 @@ public struct ScreenController: Sendable {
 
     /// Whether the screensaver must stay away.
     public var isBusy: Bool {
-        model.recordingState != .idle || status.stillInProgress || status.playbackActive
+        model.recordingState != .idle || status.stillInProgress || status.playbackActive || model.page == .media
     }
 
     /// When `tick` next has something to do; nil: nothing until the next input.
@@ -142,8 +145,8 @@ public struct ScreenController: Sendable {
             case (nil, let b?): return b
             case (nil, nil): return nil
             }
-        case .blank:
-            return nil
+        case .blank, .media:
+            return recordCommandDeadline
         }
     }
 
@@ -205,6 +208,17 @@ public struct ScreenController: Sendable {
         return finish(before, [])
     }
 
+    /// An answer for the media view (a listing, the player's position, a failure); nothing
+    /// once the media view has closed.
+    @discardableResult
+    public mutating func updateMedia(_ change: (inout MediaBrowser) -> [MediaViewEffect]) -> [ScreenEffect] {
+        guard model.page == .media, var media = model.media else { return [] }
+        let before = model
+        let effects = change(&media)
+        model.media = media
+        return finish(before, mediaEffects(effects))
+    }
+
     /// The answer to the last `.verifyPIN`.
     /// - Parameters:
     ///   - result: From `PinStore.verify`; map a thrown error to `.unavailable`.
@@ -239,6 +253,7 @@ public struct ScreenController: Sendable {
     public mutating func lockNow(now: MonotonicInstant) -> [ScreenEffect] {
         let before = model
         var effects: [ScreenEffect] = []
+        if model.page == .media { effects += closeMedia() }
         if model.page == .live { lock(now: now) }
         if model.page == .blank {
             model.page = .pin
@@ -271,7 +286,8 @@ public struct ScreenController: Sendable {
                 }
                 blankTimer = timer
             }
-        case .blank:
+        case .blank, .media:
+            // The media view holds the screensaver off: its idle time starts when it closes.
             break
         }
         refreshPinMessage(now: now)
@@ -305,6 +321,10 @@ public struct ScreenController: Sendable {
             effects.append(.setPanelBlank(false))
             return
         }
+        if model.page == .media {
+            effects += mediaTouch(event)
+            return
+        }
         if let tracked, tracked.slot != event.slot { return }  // a second finger
         let target = layout.target(at: event.point, on: model.page).flatMap { isEnabled($0, now: now) ? $0 : nil }
         tracked = TrackedTouch(slot: event.slot, page: model.page, target: target)
@@ -312,6 +332,10 @@ public struct ScreenController: Sendable {
     }
 
     private mutating func move(_ event: TouchEvent) {
+        if model.page == .media {
+            _ = mediaTouch(event)
+            return
+        }
         guard let tracked, tracked.slot == event.slot, let target = tracked.target else { return }
         // Sliding off a button releases it visually; sliding back presses it again.
         let over = tracked.page == model.page && layout.target(at: event.point, on: model.page) == target
@@ -322,6 +346,10 @@ public struct ScreenController: Sendable {
         resetTimers(at: now)
         if wakingSlot == event.slot {
             wakingSlot = nil
+            return
+        }
+        if model.page == .media {
+            effects += mediaTouch(event)
             return
         }
         guard let touch = tracked, touch.slot == event.slot else { return }
@@ -336,6 +364,7 @@ public struct ScreenController: Sendable {
         switch target {
         case .recordButton: model.page == .live && model.recordButtonEnabled
         case .snapshotButton: model.page == .live && !status.stillInProgress
+        case .libraryButton: model.page == .live
         case .pinKey: model.page == .pin && !isCheckingPIN && !isLockedOut(now: now)
         }
     }
@@ -359,6 +388,12 @@ public struct ScreenController: Sendable {
             }
         case .snapshotButton:
             effects.append(.takeSnapshot)
+        case .libraryButton:
+            var media = MediaBrowser(layout: MediaViewLayout(size: layout.size))
+            let opened = media.open()
+            model.page = .media
+            model.media = media
+            effects += mediaEffects(opened)
         case .pinKey(let key):
             if case .digit = key, message != .none { message = .none }
             if let pin = entry.press(key) {
@@ -369,6 +404,40 @@ public struct ScreenController: Sendable {
                 model.pinDigitsEntered = entry.count
             }
         }
+    }
+
+    // MARK: Media view
+
+    /// Hands a touch to the media view; its `.leave` goes back to the live screen.
+    private mutating func mediaTouch(_ event: TouchEvent) -> [ScreenEffect] {
+        guard var media = model.media else { return [] }
+        let effects = media.touch(event)
+        model.media = media
+        return mediaEffects(effects)
+    }
+
+    /// The media view's effects for the owner; `.redraw` is the model changing (see
+    /// `finish`), `.leave` closes the view here.
+    private mutating func mediaEffects(_ effects: [MediaViewEffect]) -> [ScreenEffect] {
+        var out: [ScreenEffect] = []
+        for effect in effects {
+            switch effect {
+            case .redraw: break
+            case .leave: out += closeMedia()
+            default: out.append(.media(effect))
+            }
+        }
+        return out
+    }
+
+    /// Back to the live screen, stopping whatever plays.
+    private mutating func closeMedia() -> [ScreenEffect] {
+        let playing = model.media?.page == .player
+        model.page = .live
+        model.media = nil
+        model.pressedTarget = nil
+        tracked = nil
+        return playing ? [.media(.stopPlayback)] : []
     }
 
     private mutating func resetTimers(at now: MonotonicInstant) {

@@ -17,6 +17,9 @@ public struct ScreenLayout: Sendable, Equatable {
     public let levelMeter: ScreenRect
     public let recordButton: ScreenRect
     public let snapshotButton: ScreenRect
+    /// "Library", a pill over the preview's bottom-right corner (so the controls beside
+    /// the preview keep their size).
+    public let libraryButton: ScreenRect
 
     /// PIN screen: the title ("Enter PIN"), the entry dots and the message line.
     public let pinTitle: ScreenRect
@@ -62,6 +65,11 @@ public struct ScreenLayout: Sendable, Equatable {
         recordingBadge = ScreenRect(x: preview.x + gap, y: preview.y + gap, width: preview.width - 2 * gap,
                                     height: max(24, min(w, h) / 12))
 
+        let libraryHeight = max(40, min(w, h) / 10)
+        let libraryWidth = min(preview.width / 3, libraryHeight * 3)
+        libraryButton = ScreenRect(x: preview.maxX - gap - libraryWidth, y: preview.maxY - gap - libraryHeight,
+                                   width: libraryWidth, height: libraryHeight)
+
         // PIN pad: square-ish keys sized to fit the smaller side, centred.
         let headerHeight = h / 5
         pinTitle = ScreenRect(x: 0, y: gap, width: w, height: headerHeight / 2)
@@ -97,10 +105,11 @@ public struct ScreenLayout: Sendable, Equatable {
         case .live:
             if recordButton.contains(point) { return .recordButton }
             if snapshotButton.contains(point) { return .snapshotButton }
+            if libraryButton.contains(point) { return .libraryButton }
             return nil
         case .pin:
             return pinKeys.first { $0.rect.contains(point) }.map { .pinKey($0.key) }
-        case .blank:
+        case .blank, .media:
             return nil
         }
     }
@@ -110,6 +119,7 @@ public struct ScreenLayout: Sendable, Equatable {
         switch target {
         case .recordButton: recordButton
         case .snapshotButton: snapshotButton
+        case .libraryButton: libraryButton
         case .pinKey(let key): pinKeys.first { $0.key == key }?.rect
         }
     }

@@ -6,6 +6,9 @@ public enum ScreenPage: String, Sendable, Equatable, CaseIterable {
     case pin
     /// The panel is dark; a touch wakes it to the PIN screen.
     case blank
+    /// The library: days, a day's thumbnails, the player, a photo (`ScreenModel.media`).
+    /// The screensaver stays away while it shows.
+    case media
 }
 
 /// A key on the PIN pad.
@@ -27,6 +30,8 @@ public enum PinKey: Sendable, Equatable, Hashable, CustomStringConvertible {
 public enum ScreenTarget: Sendable, Equatable, Hashable {
     case recordButton
     case snapshotButton
+    /// Opens the media view (live screen, unlocked only).
+    case libraryButton
     case pinKey(PinKey)
 }
 
@@ -69,6 +74,10 @@ public struct ScreenModel: Sendable, Equatable {
 
     /// The target under a finger right now, drawn pressed.
     public var pressedTarget: ScreenTarget?
+
+    // Media view.
+    /// What the media view shows while `page` is `.media`; nil otherwise.
+    public var media: MediaBrowser?
 
     public init() {}
 }
