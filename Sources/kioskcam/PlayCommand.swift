@@ -60,7 +60,7 @@ struct PlayCommand: ParsableCommand {
             let player: ALSAPlayer
             do throws(ALSAError) {
                 player = try ALSAPlayer(device: alsaName,
-                                        format: AudioFormat(sampleRate: decoder.sampleRate, channels: decoder.channelCount))
+                                        format: AudioFormat(sampleRate: decoder.sampleRate, channels: decoder.keptChannels))
             } catch {
                 switch error.code {
                 case .deviceMissing, .busy, .permissionDenied: throw CLIError(error.description, exitCode: 69)
@@ -108,9 +108,10 @@ struct PlayCommand: ParsableCommand {
             progress.end()
             let heard = Double(player.playedFrames) / Double(max(1, player.format.sampleRate))
             let verb = end == .finished ? "played" : "stopped after"
+            let folded = decoder.channelCount > decoder.keptChannels ? ", \(decoder.channelCount) channels folded to stereo" : ""
             FileHandle.standardError.write(Data("""
                 \(verb) \(Self.clock(heard)) of \(file) from \(Self.clock(from)) on \(alsaName), \
-                underruns: \(player.underruns)\(decoder.damagedPackets > 0 ? ", damaged packets played as silence: \(decoder.damagedPackets)" : "")\n
+                underruns: \(player.underruns)\(folded)\(decoder.damagedPackets > 0 ? ", damaged packets played as silence: \(decoder.damagedPackets)" : "")\n
                 """.utf8))
         }
     }

@@ -36,6 +36,19 @@ final class PlayCommandTests: XCTestCase {
         XCTAssertTrue(late.stderr.contains("played 0:00.5 of \(files.tone) from 0:01.5"), late.stderr)
     }
 
+    func testStereoPlaysAsStereoAndSurroundIsFoldedToStereo() throws {
+        let folder = TemporaryDirectory()
+        let stereo = folder.path + "/stereo.m4a", surround = folder.path + "/surround.m4a"
+        try TestMedia.writeTones(stereo, left: 440, right: 1000)
+        try TestMedia.writeTones(surround, left: 440, right: 1000, layout: "5.1")
+        let two = try kioskcam(["play", stereo, "--device", "alsa:null", "--quiet"])
+        XCTAssertEqual(two.status, 0, two.stderr)
+        XCTAssertTrue(two.stderr.contains("played 0:02.0 of \(stereo) from 0:00.0 on null, underruns: 0\n"), two.stderr)
+        let six = try kioskcam(["play", surround, "--device", "alsa:null", "--quiet"])
+        XCTAssertEqual(six.status, 0, six.stderr)
+        XCTAssertTrue(six.stderr.contains("on null, underruns: 0, 6 channels folded to stereo"), six.stderr)
+    }
+
     func testAMissingDeviceNamesItAndTheFixAndExits69() throws {
         let folder = TemporaryDirectory()
         let files = try Self.makeFiles(in: folder)
