@@ -76,6 +76,7 @@ struct ApplianceControlHandler: ControlHandler {
             }
         case .cameraSet(let adjustment):
             let reports = appliance.adjustCamera(adjustment)
+            if reports.contains(where: { $0.name == .zoom && $0.applied != nil }) { interaction?.zoomChangedElsewhere() }
             var result: [String: JSONValue] = [:]
             for report in reports {
                 var entry: [String: JSONValue] = [:]

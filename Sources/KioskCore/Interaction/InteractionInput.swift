@@ -32,6 +32,9 @@ public enum InteractionInput: Sendable, Equatable {
     case recorderFailed
     /// Show the PIN screen now (the control socket's `lock`).
     case lockNow
+    /// The zoom was set elsewhere (the control socket's `camera.set zoom=`): the next
+    /// pinch starts from `factor`, not from what the last pinch left.
+    case zoomChanged(Double)
     /// A command sent with `.sendRecorderCommand` finished or failed.
     /// - state: The recorder's state now; a refused start never changes it.
     case recorderCommandDone(state: RecordingState)
