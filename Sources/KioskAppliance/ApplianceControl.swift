@@ -130,6 +130,7 @@ struct ApplianceControlHandler: ControlHandler {
         report.droppedAudioChunks = status.recorder.droppedAudioChunks
         report.freeBytes = status.freeBytes
         report.camera = "\(status.cameraName): \(status.cameraState)"
+        report.cameraFrames = status.cameraFrames
         report.microphone = "\(status.microphoneName): \(status.microphoneState)"
             + (status.microphoneOverruns > 0 ? ", \(status.microphoneOverruns) overruns" : "")
         report.deviceID = deviceID
