@@ -84,18 +84,18 @@ public enum Tool {
 }
 
 /// Reads a pipe to its end on a background thread.
-final class ReadAll: @unchecked Sendable {
+public final class ReadAll: @unchecked Sendable {
     private var data = Data()
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ handle: FileHandle) {
+    public init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             data = handle.readDataToEndOfFile()
             done.signal()
         }
     }
 
-    func wait() -> Data {
+    public func wait() -> Data {
         done.wait()
         return data
     }
