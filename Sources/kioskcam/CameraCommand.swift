@@ -63,36 +63,9 @@ struct CameraCommand: ParsableCommand {
                 if json { return try DaemonConnection.printJSON(.object(result)) }
                 for name in CameraSettingName.allCases {
                     guard case .object(let entry)? = result[name.rawValue] else { continue }
-                    print(Self.line(name, entry))
+                    print(name.getLine(entry))
                 }
             }
-        }
-
-        /// One setting as `camera get` prints it: "exposure: auto (range 1…10000 × 100 µs,
-        /// default 200), libcamera ExposureTime".
-        static func line(_ name: CameraSettingName, _ entry: [String: JSONValue]) -> String {
-            let how = entry["how"]?.stringValue ?? "?"
-            guard how != "none" else {
-                return "\(name.rawValue): " + (entry["message"]?.stringValue ?? "the camera has no \(name.rawValue) control")
-            }
-            var line = "\(name.rawValue): "
-            if let value = entry["value"]?.doubleValue {
-                line += name == .zoom ? String(format: "%.2f", value) : "\(Int(value))"
-            } else if let value = entry["value"]?.stringValue {
-                line += value
-            }
-            let unit = entry["unit"]?.stringValue.map { " \($0)" } ?? ""
-            if let minimum = entry["minimum"]?.doubleValue, let maximum = entry["maximum"]?.doubleValue {
-                line += " (range \(Int(minimum))…\(Int(maximum))\(unit)" + (entry["default"]?.doubleValue.map { ", default \(Int($0))" } ?? "") + ")"
-            } else if let maximum = entry["maximum"]?.doubleValue {
-                line += " (up to \(String(format: "%.1f", maximum))×)"
-            }
-            switch how {
-            case "digital": line += ", digital"
-            case "libcamera": line += ", libcamera " + (entry["control"]?.stringValue ?? "control")
-            default: line += ", the camera's"
-            }
-            return line
         }
     }
 }

@@ -70,3 +70,27 @@ final class LibcameraSettingsTests: XCTestCase {
         XCTAssertTrue(text.contains("# TYPE kioskcam_camera_frames_total counter\n"))
     }
 }
+
+/// What `kioskcam camera get` prints for each kind of entry.
+final class CameraGetLineTests: XCTestCase {
+    func testLibcameraV4L2DigitalAndMissingSettingsReadAsSentences() throws {
+        let controls = ["ExposureTime": LibcameraControlLimits(minimum: 100, maximum: 1_000_000, defaultValue: 20_000)]
+        let exposure = try XCTUnwrap(LibcameraControlPlan.describe(.exposure, asked: .value(150), controls: controls))
+        XCTAssertEqual(CameraSettingName.exposure.getLine(exposure),
+                       "exposure: 150 (range 1…10000 × 100 µs, default 200), libcamera ExposureTime")
+        let balance = try XCTUnwrap(LibcameraControlPlan.describe(.whiteBalance, asked: nil, controls: controls))
+        XCTAssertEqual(CameraSettingName.whiteBalance.getLine(balance), "white_balance: the camera has no ColourTemperature control")
+        XCTAssertEqual(CameraSettingName.focus.getLine(["how": .string("camera"), "value": .integer(30),
+                                                        "minimum": .integer(0), "maximum": .integer(255)]),
+                       "focus: 30 (range 0…255), the camera's")
+        XCTAssertEqual(CameraSettingName.zoom.getLine(["how": .string("digital"), "value": .number(2), "maximum": .number(4)]),
+                       "zoom: 2.00 (up to 4.0×), digital")
+        XCTAssertEqual(CameraSettingName.torch.getLine(["how": .string("none")]), "torch: the camera has no torch control")
+    }
+
+    func testNumbersFromTheSocketThatFitNoIntegerDoNotTrap() {
+        XCTAssertEqual(CameraSettingName.contrast.getLine(["how": .string("camera"), "value": .number(1e300),
+                                                           "minimum": .number(-.infinity), "maximum": .number(.nan)]),
+                       "contrast: ? (range ?…?), the camera's")
+    }
+}
