@@ -48,3 +48,16 @@ final class CameraStatusTests: XCTestCase {
         XCTAssertNil(asked.value(.whiteBalance))
     }
 }
+
+/// The zoom a pinch starts from after `camera.set`: where the digital zoom is heading
+/// (it glides), else the camera's own zoom.
+final class PinchZoomSourceTests: XCTestCase {
+    func testTheTargetOfAGlidingDigitalZoomElseTheCamerasValue() {
+        let digital: [String: JSONValue] = ["zoom": .object(["value": .number(1.4), "target": .number(3), "how": .string("digital")])]
+        XCTAssertEqual(InteractionLoop.zoomFactor(digital), 3)
+        let camera: [String: JSONValue] = ["zoom": .object(["value": .number(2.5), "how": .string("camera")])]
+        XCTAssertEqual(InteractionLoop.zoomFactor(camera), 2.5)
+        XCTAssertNil(InteractionLoop.zoomFactor([:]))
+        XCTAssertNil(InteractionLoop.zoomFactor(["zoom": .string("?")]))
+    }
+}
