@@ -133,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "kioskcam",
             dependencies: [
-                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskLibcamera", "KioskALSA",
+                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskLibcamera", "KioskALSA", "KioskWakeUp",
                 "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskAppliance", "KioskUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -45,6 +45,9 @@ public struct ApplianceStatus: Sendable {
     public var activity: RecordingActivity
     /// Files salvage could not repair, kept in `<root>/.quarantine` for a person.
     public var quarantinedFiles: Int
+    /// The open camera's frame counters (V4L2 or libcamera); nil for the test pattern,
+    /// a raw file, or no camera open.
+    public var cameraFrames: CameraFrameCounters? = nil
 }
 
 /// The running appliance's capture and recording core: the sources run all the time
@@ -138,7 +141,8 @@ public final class Appliance: Sendable {
         stream = SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
         if let stream { graph.encoder.add(stream) }
         (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay, logger: logger)
-        cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, logger: logger)
+        cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, configured: configuration.camera,
+                                        logger: logger)
         relay.target = self
         try salvageLeftovers(configuration)
     }
@@ -434,7 +438,8 @@ public final class Appliance: Sendable {
             lastSnapshot: last,
             usingBuiltInSources: usingBuiltInSources,
             activity: activity,
-            quarantinedFiles: LibraryFiles(layout: LibraryLayout(root: configuration.storage.mediaRoot)).quarantinedFileCount()
+            quarantinedFiles: LibraryFiles(layout: LibraryLayout(root: configuration.storage.mediaRoot)).quarantinedFileCount(),
+            cameraFrames: (((camera as? CameraSupervisor)?.current ?? camera) as? FrameCounting)?.frameCounters
         )
     }
 

@@ -76,6 +76,7 @@ struct ApplianceControlHandler: ControlHandler {
             }
         case .cameraSet(let adjustment):
             let reports = appliance.adjustCamera(adjustment)
+            if reports.contains(where: { $0.name == .zoom && $0.applied != nil }) { interaction?.zoomChangedElsewhere() }
             var result: [String: JSONValue] = [:]
             for report in reports {
                 var entry: [String: JSONValue] = [:]
@@ -129,6 +130,7 @@ struct ApplianceControlHandler: ControlHandler {
         report.droppedAudioChunks = status.recorder.droppedAudioChunks
         report.freeBytes = status.freeBytes
         report.camera = "\(status.cameraName): \(status.cameraState)"
+        report.cameraFrames = status.cameraFrames
         report.microphone = "\(status.microphoneName): \(status.microphoneState)"
             + (status.microphoneOverruns > 0 ? ", \(status.microphoneOverruns) overruns" : "")
         report.deviceID = deviceID

@@ -209,6 +209,7 @@ final class MetricsCounters: Sendable {
         snapshot.freeBytes = status.freeBytes
         snapshot.totalBytes = status.totalBytes
         snapshot.cameraUp = status.cameraRunning
+        snapshot.cameraFrames = status.cameraFrames
         snapshot.microphoneUp = status.microphoneState == "running"
         snapshot.audioXrunsTotal = status.microphoneOverruns
         let pin = try? pinStore.status()

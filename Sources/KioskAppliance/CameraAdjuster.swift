@@ -30,11 +30,40 @@ final class CameraAdjuster: Sendable {
     let digitalZoom: DigitalZoomStage
     private let logger: Logger
     private let remembered = Locked(CameraAdjustment())
+    /// What the config gave the camera at open (`camera.focus` …), for `camera.get` on a
+    /// libcamera camera, which reads no value back.
+    private let configured: CameraAdjustment
 
-    init(camera: VideoSource?, digitalZoom: DigitalZoomStage, logger: Logger) {
+    init(camera: VideoSource?, digitalZoom: DigitalZoomStage, configured: Configuration.Camera = Configuration().camera,
+         logger: Logger) {
         self.camera = camera
         self.digitalZoom = digitalZoom
         self.logger = logger
+        self.configured = Self.adjustment(from: configured)
+    }
+
+    /// The config's camera controls as settings (zoom left out: the config's is in the
+    /// camera's units, and a libcamera camera's is shown by the digital zoom).
+    static func adjustment(from camera: Configuration.Camera) -> CameraAdjustment {
+        var adjustment = CameraAdjustment()
+        func value(_ setting: Configuration.ControlSetting?) -> CameraSettingValue? {
+            switch setting {
+            case .automatic?: .automatic
+            case .value(let number)?: .value(Double(number))
+            case nil: nil
+            }
+        }
+        let settings: [(CameraSettingName, CameraSettingValue?)] = [
+            (.focus, value(camera.focus)), (.exposure, value(camera.exposure)), (.whiteBalance, value(camera.whiteBalance)),
+            (.brightness, camera.brightness.map { .value(Double($0)) }), (.contrast, camera.contrast.map { .value(Double($0)) }),
+        ]
+        for case let (name, value?) in settings { try? adjustment.set(name, value) }
+        return adjustment
+    }
+
+    /// The libcamera camera open now, if the camera is one.
+    private var libcamera: LibcameraCamera? {
+        ((camera as? CameraSupervisor)?.current ?? camera) as? LibcameraCamera
     }
 
     /// The camera's V4L2 controls, if it is a V4L2 camera that is open now.
@@ -46,7 +75,7 @@ final class CameraAdjuster: Sendable {
     /// Applies each setting and remembers it.
     func apply(_ adjustment: CameraAdjustment) -> [CameraSettingReport] {
         remembered.withLock { $0 = $0.merging(adjustment) }
-        let libcamera = ((camera as? CameraSupervisor)?.current ?? camera) as? LibcameraCamera
+        let libcamera = libcamera
         let reports = adjustment.settings.map { setting in
             if let libcamera, setting.name != .zoom { return Self.apply(setting.name, setting.value, to: libcamera) }
             return apply(setting.name, setting.value, to: controls)
@@ -135,7 +164,14 @@ final class CameraAdjuster: Sendable {
         var result: [String: JSONValue] = [:]
         let zoom = digitalZoom.zoom
         let controls = controls
+        let libcameraControls = libcamera?.controlLimits
+        let asked = configured.merging(remembered.withLock { $0 })
         for name in CameraSettingName.allCases {
+            if let libcameraControls, name != .zoom {
+                let described = LibcameraControlPlan.describe(name, asked: asked.value(name), controls: libcameraControls)
+                result[name.rawValue] = .object(described ?? ["how": .string("none")])
+                continue
+            }
             if name == .zoom, let controls, let control = try? controls.describe(.zoom), control.isWritable {
                 let factor = ZoomMapping.factor(deviceValue: control.value ?? control.defaultValue, minimum: control.range.minimum, maximum: control.range.maximum)
                 result["zoom"] = .object(["value": .number(factor), "how": .string("camera"),

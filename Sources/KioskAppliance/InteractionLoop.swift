@@ -78,6 +78,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         case pinChecked(PinCheckResult)
         case failure
         case lockNow
+        case zoomChanged(Double)
         /// A recorder command finished (or failed): the recorder's own state rules again.
         case commandDone
         case media(MediaAnswer)
@@ -118,10 +119,17 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             screen = controller
         }
         // The largest zoom: the camera's own where it has one, else the digital zoom's.
+        // The first pinch starts from the zoom now (`camera.zoom` in the config).
         var zoomMaximum = 4.0
+        let zoomNow = Self.zoomFactor(appliance.cameraSettings)
         if case .object(let zoom)? = appliance.cameraSettings["zoom"], let maximum = zoom["maximum"]?.doubleValue { zoomMaximum = maximum }
+        let pinch = renderer.map { renderer in
+            var recognizer = PinchZoomRecognizer(maximum: zoomMaximum, area: renderer.layout.preview)
+            if let zoomNow { recognizer.zoomChanged(to: zoomNow) }
+            return recognizer
+        }
         controller = InteractionController(screen: screen, previewFramesPerSecond: configuration.screen.previewFramesPerSecond,
-                                           now: now, pinch: renderer.map { PinchZoomRecognizer(maximum: zoomMaximum, area: $0.layout.preview) })
+                                           now: now, pinch: pinch)
         openButtons()
         openTouch(screen: renderer?.size ?? ScreenSize(width: 800, height: 480))
         appliance.onEvent { [weak self] event in
@@ -142,6 +150,20 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
 
     /// Shows the PIN screen now (the control socket's `lock`, tests).
     public func lockScreen() { post(.lockNow) }
+
+    /// The zoom was set elsewhere (the control socket): the next pinch starts from
+    /// what the camera or the digital zoom is heading to now.
+    public func zoomChangedElsewhere() {
+        guard let factor = Self.zoomFactor(appliance.cameraSettings) else { return }
+        post(.zoomChanged(factor))
+    }
+
+    /// The zoom factor `camera.get` reports: where the digital zoom is heading, or the
+    /// camera's own zoom.
+    static func zoomFactor(_ settings: [String: JSONValue]) -> Double? {
+        guard case .object(let zoom)? = settings["zoom"] else { return nil }
+        return zoom["target"]?.doubleValue ?? zoom["value"]?.doubleValue
+    }
 
     /// Feeds the live screen's status line, level meter and REC indicator.
     /// - Parameters:
@@ -268,6 +290,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         case .pinChecked(let result): .pinChecked(result)
         case .failure: .recorderFailed
         case .lockNow: .lockNow
+        case .zoomChanged(let factor): .zoomChanged(factor)
         case .commandDone: .recorderCommandDone(state: appliance.recordingState)
         case .media(let answer): .media(answer)
         }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The camera settings a person can change while kioskcam runs (`kioskcam camera set`,
 /// the socket's `camera.set`), by the names the configuration uses.
 public enum CameraSettingName: String, CaseIterable, Sendable, Codable, Comparable {
@@ -143,5 +145,39 @@ public enum ZoomMapping {
         let top = maximumFactor(minimum: minimum, maximum: maximum)
         let value = Double(min(max(minimum, deviceValue), maximum))
         return minimum >= 10 ? value / Double(minimum) : 1 + (value - Double(minimum)) / Double(maximum - minimum) * (top - 1)
+    }
+}
+
+extension CameraSettingName {
+    /// This setting as `kioskcam camera get` prints it from its `camera.get` entry:
+    /// "exposure: 150 (range 1…10000 × 100 µs, default 200), libcamera ExposureTime".
+    /// The entry comes over the socket: numbers are checked before they are converted.
+    public func getLine(_ entry: [String: JSONValue]) -> String {
+        func whole(_ number: Double) -> String {
+            number.isFinite && abs(number) < 1e15 ? String(Int64(number.rounded())) : "?"
+        }
+        let how = entry["how"]?.stringValue ?? "?"
+        guard how != "none" else {
+            return "\(rawValue): " + (entry["message"]?.stringValue ?? "the camera has no \(rawValue) control")
+        }
+        var line = "\(rawValue): "
+        if let value = entry["value"]?.doubleValue {
+            line += self == .zoom ? String(format: "%.2f", value) : whole(value)
+        } else if let value = entry["value"]?.stringValue {
+            line += value
+        }
+        let unit = entry["unit"]?.stringValue.map { " \($0)" } ?? ""
+        if let minimum = entry["minimum"]?.doubleValue, let maximum = entry["maximum"]?.doubleValue {
+            line += " (range \(whole(minimum))…\(whole(maximum))\(unit)"
+                + (entry["default"]?.doubleValue.map { ", default \(whole($0))" } ?? "") + ")"
+        } else if let maximum = entry["maximum"]?.doubleValue {
+            line += " (up to \(String(format: "%.1f", maximum))×)"
+        }
+        switch how {
+        case "digital": line += ", digital"
+        case "libcamera": line += ", libcamera " + (entry["control"]?.stringValue ?? "control")
+        default: line += ", the camera's"
+        }
+        return line
     }
 }

@@ -138,3 +138,58 @@ public struct CropRectangle: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
 }
+
+/// A libcamera control's limits as the camera gives them, in libcamera's units.
+public struct LibcameraControlLimits: Sendable, Equatable {
+    public var minimum: Double
+    public var maximum: Double
+    public var defaultValue: Double
+
+    public init(minimum: Double, maximum: Double, defaultValue: Double) {
+        self.minimum = minimum
+        self.maximum = maximum
+        self.defaultValue = defaultValue
+    }
+}
+
+extension LibcameraControlPlan {
+    /// Which libcamera control carries each of our settings, and how many of its units
+    /// make one of ours (the inverse of the mapping at the top of this file).
+    static let carriers: [CameraSettingName: (control: String, perUnit: Double, unit: String)] = [
+        .exposure: ("ExposureTime", 100, "× 100 µs"),
+        .whiteBalance: ("ColourTemperature", 1, "K"),
+        .focus: ("LensPosition", 0.01, "× 0.01 dioptre"),
+        .brightness: ("Brightness", 0.01, "%"),
+        .contrast: ("Contrast", 0.01, "%"),
+    ]
+
+    /// One of our settings on a libcamera camera, for `camera.get`: the value asked for
+    /// (libcamera reads nothing back before a frame's metadata), the control's range and
+    /// default in our units, and which control applies it. Zoom is the digital zoom's and
+    /// torch has no libcamera control: both are left to the caller.
+    /// - Parameters:
+    ///   - asked: What the config or `camera.set` asked for; nil: the camera's own.
+    ///   - controls: The camera's controls by libcamera name.
+    /// - Returns: nil for zoom and torch.
+    public static func describe(_ name: CameraSettingName, asked: CameraSettingValue?,
+                                controls: [String: LibcameraControlLimits]) -> [String: JSONValue]? {
+        guard let carrier = carriers[name] else { return nil }
+        guard let limits = controls[carrier.control] else {
+            return ["how": .string("none"), "message": .string("the camera has no \(carrier.control) control")]
+        }
+        func ours(_ value: Double) -> JSONValue {
+            let scaled = value / carrier.perUnit
+            // A driver's huge or broken limit must not trap the conversion.
+            guard scaled.isFinite, abs(scaled) < 1e15 else { return .null }
+            return .integer(Int64(scaled.rounded()))
+        }
+        let value: JSONValue = switch asked {
+        case .automatic?: .string("auto")
+        case .value(let number)?: .integer(Int64(min(max(number, -1e15), 1e15).rounded()))
+        case nil: .string("unchanged")
+        }
+        return ["how": .string("libcamera"), "control": .string(carrier.control), "unit": .string(carrier.unit),
+                "value": value, "minimum": ours(limits.minimum), "maximum": ours(limits.maximum),
+                "default": ours(limits.defaultValue)]
+    }
+}

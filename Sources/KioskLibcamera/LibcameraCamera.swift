@@ -19,7 +19,7 @@ import SystemPackage
 /// The stream ends with `.failed` when libcamera reports the camera disconnected
 /// ("camera unplugged") or no frame arrives for `noFrameTimeout` seconds — as a V4L2
 /// camera's, so `CameraSupervisor` reopens it the same way.
-public final class LibcameraCamera: VideoSource, Sendable {
+public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
     public let id: String
     public let model: String
     public let format: VideoFormat
@@ -69,6 +69,24 @@ public final class LibcameraCamera: VideoSource, Sendable {
     /// Frames left out because the camera ran faster than `format.framesPerSecond` and
     /// could not be told the rate (no FrameDurationLimits control).
     public var framesPaced: Int { state.withLock { $0.counters.paced } }
+
+    /// The camera's controls and their limits, by libcamera name (for `camera.get`).
+    public var controlLimits: [String: LibcameraControlLimits] {
+        var limits: [String: LibcameraControlLimits] = [:]
+        for control in handle.controls {
+            limits[control.name] = LibcameraControlLimits(minimum: control.minimum, maximum: control.maximum,
+                                                          defaultValue: control.defaultValue)
+        }
+        return limits
+    }
+
+    /// All the counters at one instant, for status and metrics.
+    public var frameCounters: CameraFrameCounters {
+        state.withLock {
+            CameraFrameCounters(delivered: $0.counters.delivered, leased: $0.counters.leased, copied: $0.counters.copied,
+                                paced: $0.counters.paced, dropped: $0.counters.droppedNoBuffer, corrupt: $0.counters.corrupt)
+        }
+    }
 
     /// Buffers always left with the camera: below this a frame is copied out and its
     /// request queued again at once, so a slow consumer never starves the camera.

@@ -1,14 +1,17 @@
 import CAVCodec
 import CAVFormat
+import KioskCore
 import CAVUtil
 import Glibc
 
 /// Reads the sound of any file libavformat opens (kioskcam's AAC `.m4a`, WAV, the audio
-/// track of a video) and hands it on as mono floats, -1…1 full scale, one decoded frame's
+/// track of a video) and hands it on as floats, -1…1 full scale, one decoded frame's
 /// worth at a time — the whole file is never in memory.
 ///
-/// Channels are averaged. Sample formats: float, 16- and 32-bit integer, double and
-/// unsigned 8-bit, each interleaved or planar (AAC decodes to planar float).
+/// The waveform takes mono (channels averaged); a WAV export, the player and a
+/// re-encoded clip keep the source's mono or stereo, wider layouts folded to stereo
+/// (`ChannelMix`). Sample formats: float, 16- and 32-bit integer, double and unsigned
+/// 8-bit, each interleaved or planar (AAC decodes to planar float).
 ///
 /// A damaged packet is counted (`damagedPackets`) and stands in as silence of its
 /// length, as a player would play it: a recording that lost one packet still has a
@@ -19,8 +22,11 @@ public final class AudioFileDecoder {
     public let path: String
     /// Frames per second of the audio stream.
     public let sampleRate: Int
-    /// Channels in the file (they are mixed to one).
+    /// Channels in the file.
     public let channelCount: Int
+    /// Channels handed on by `decode(keepingChannels: true, …)` and
+    /// `decodeInterleavedS16`: the file's 1 or 2, 2 for a wider layout.
+    public var keptChannels: Int { ChannelMix.keptChannels(of: channelCount) }
     /// libavcodec's name for the codec, e.g. "aac", "pcm_s16le".
     public let codecName: String
     /// Frames the container says the stream holds (stream duration, else the file's),
@@ -35,7 +41,11 @@ public final class AudioFileDecoder {
     private let codec: CodecContext
     private let packet: Packet
     private let frame: Frame
-    private var mono: [Float] = []
+    /// The current frame's samples as mixed, interleaved.
+    private var mixed: [Float] = []
+    /// The last mix used, rebuilt when a frame's layout differs.
+    private var mix: ChannelMix?
+    private var mixLayout: [String] = []
     private var decoded = false
 
     /// Opens the file and its best audio stream's decoder.
@@ -94,16 +104,20 @@ public final class AudioFileDecoder {
         }
     }
 
-    /// Decodes the whole file once, handing each decoded frame to `chunk` as mono samples.
-    /// - Parameter chunk: Called with the samples of one decoded frame; the buffer is
-    ///   only valid during the call.
+    /// Decodes the whole file once, handing each decoded frame to `chunk`.
+    /// - Parameters:
+    ///   - keepingChannels: false for mono; true for `keptChannels` interleaved.
+    ///   - chunk: Called with the samples of one decoded frame (interleaved when
+    ///     stereo); the buffer is only valid during the call.
     /// - Returns: Frames handed on (samples per channel), silence for damaged packets included.
     /// - Throws: `MediaError.invalidInput` when no packet of a file could be decoded, on
     ///   a sample format it cannot mix, or when called a second time;
     ///   `.io` when reading fails.
     @discardableResult
-    public func decode(_ chunk: (UnsafeBufferPointer<Float>) -> Void) throws(MediaError) -> Int {
+    public func decode(keepingChannels: Bool = false,
+                       _ chunk: (UnsafeBufferPointer<Float>) -> Void) throws(MediaError) -> Int {
         let operation = "decode audio"
+        let outputs = keepingChannels ? keptChannels : 1
         guard !decoded else {
             throw MediaError(.invalidInput, operation: operation, path: path,
                              detail: "the file was already decoded to its end; open a new decoder")
@@ -112,14 +126,14 @@ public final class AudioFileDecoder {
         var frames = 0
         var stoodIn = 0  // silent frames standing in for damaged packets
         let packets = try pumpPackets(operation, keepGoing: { true }, decodedAny: { frames != stoodIn },
-                                      receive: { () throws(MediaError) in frames += try receiveFrames(chunk) },
+                                      receive: { () throws(MediaError) in frames += try receiveFrames(outputs, chunk) },
                                       standIn: { duration in
-                                          let silent = silence(lasting: duration, chunk)
+                                          let silent = silence(lasting: duration, outputs, chunk)
                                           frames += silent
                                           stoodIn += silent
                                       })
         let flushed = avcodec_send_packet(codec.pointer, nil)
-        if flushed >= 0 { frames += try receiveFrames(chunk) }
+        if flushed >= 0 { frames += try receiveFrames(outputs, chunk) }
         if damagedPackets > 0 && frames == stoodIn {
             throw MediaError(.invalidInput, operation: operation, path: path,
                              detail: "none of its \(packets) \(codecName) packets could be decoded",
@@ -130,20 +144,21 @@ public final class AudioFileDecoder {
 
     /// Hands on the silence that stands in for a damaged packet of `duration` (in the
     /// stream's time base); returns how many sample frames.
-    private func silence(lasting duration: Int64, _ chunk: (UnsafeBufferPointer<Float>) -> Void) -> Int {
+    private func silence(lasting duration: Int64, _ outputs: Int, _ chunk: (UnsafeBufferPointer<Float>) -> Void) -> Int {
         guard duration > 0, sampleRate > 0 else { return 0 }
         let perFrame = AVRational(num: 1, den: Int32(clamping: sampleRate))
         // No real packet lasts longer than a few seconds; a corrupt field must not
         // produce hours of silence.
         let frames = min(Int(av_rescale_q(duration, timeBase, perFrame)), 10 * sampleRate)
         guard frames > 0 else { return 0 }
-        if mono.count < 4096 { mono = [Float](repeating: 0, count: 4096) }
+        if mixed.count < 4096 * outputs { mixed = [Float](repeating: 0, count: 4096 * outputs) }
         var left = frames
-        mono.withUnsafeMutableBufferPointer { buffer in
+        mixed.withUnsafeMutableBufferPointer { buffer in
+            buffer.update(repeating: 0)
+            let room = buffer.count / outputs
             while left > 0 {
-                let count = min(left, buffer.count)
-                buffer.update(repeating: 0)
-                chunk(UnsafeBufferPointer(rebasing: buffer[0..<count]))
+                let count = min(left, room)
+                chunk(UnsafeBufferPointer(rebasing: buffer[0..<(count * outputs)]))
                 left -= count
             }
         }
@@ -151,7 +166,7 @@ public final class AudioFileDecoder {
     }
 
     /// Hands on every frame the decoder has ready; returns how many sample frames.
-    private func receiveFrames(_ chunk: (UnsafeBufferPointer<Float>) -> Void) throws(MediaError) -> Int {
+    private func receiveFrames(_ outputs: Int, _ chunk: (UnsafeBufferPointer<Float>) -> Void) throws(MediaError) -> Int {
         var frames = 0
         while true {
             let received = avcodec_receive_frame(codec.pointer, frame.pointer)
@@ -161,31 +176,43 @@ public final class AudioFileDecoder {
                 return frames
             }
             defer { av_frame_unref(frame.pointer) }
-            let count = try mixToMono()
-            mono.withUnsafeBufferPointer { chunk(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+            let count = try mixFrame(into: outputs)
+            mixed.withUnsafeBufferPointer { chunk(UnsafeBufferPointer(rebasing: $0[0..<(count * outputs)])) }
             frames += count
         }
     }
 
-    /// Averages the current frame's channels into `mono`; returns the sample count.
-    private func mixToMono() throws(MediaError) -> Int {
+    /// Mixes the current frame's channels into `mixed` as `outputs` interleaved
+    /// channels; returns the frame count.
+    private func mixFrame(into outputs: Int) throws(MediaError) -> Int {
         let current = frame.pointer.pointee
         let count = Int(max(0, current.nb_samples))
         let channels = Int(max(1, current.ch_layout.nb_channels))
-        if mono.count < count { mono = [Float](repeating: 0, count: count) }
+        let layout = (0..<channels).map { index -> String in
+            var name = [CChar](repeating: 0, count: 32)
+            let channel = av_channel_layout_channel_from_index(&frame.pointer.pointee.ch_layout, UInt32(index))
+            guard av_channel_name(&name, name.count, channel) > 0 else { return "" }
+            return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        if mix?.outputs != outputs || layout != mixLayout {
+            mix = ChannelMix(channelNames: layout, outputs: outputs)
+            mixLayout = layout
+        }
+        guard let mix else { return 0 }
+        if mixed.count < count * outputs { mixed = [Float](repeating: 0, count: count * outputs) }
         let format = AVSampleFormat(rawValue: current.format)
         let planar = av_sample_fmt_is_planar(format) != 0
         switch format {
         case AV_SAMPLE_FMT_FLT, AV_SAMPLE_FMT_FLTP:
-            try mix(Float.self, count: count, channels: channels, planar: planar) { $0 }
+            try add(Float.self, count: count, planar: planar, mix) { $0 }
         case AV_SAMPLE_FMT_S16, AV_SAMPLE_FMT_S16P:
-            try mix(Int16.self, count: count, channels: channels, planar: planar) { Float($0) / 32768 }
+            try add(Int16.self, count: count, planar: planar, mix) { Float($0) / 32768 }
         case AV_SAMPLE_FMT_S32, AV_SAMPLE_FMT_S32P:
-            try mix(Int32.self, count: count, channels: channels, planar: planar) { Float($0) / 2_147_483_648 }
+            try add(Int32.self, count: count, planar: planar, mix) { Float($0) / 2_147_483_648 }
         case AV_SAMPLE_FMT_DBL, AV_SAMPLE_FMT_DBLP:
-            try mix(Double.self, count: count, channels: channels, planar: planar) { Float($0) }
+            try add(Double.self, count: count, planar: planar, mix) { Float($0) }
         case AV_SAMPLE_FMT_U8, AV_SAMPLE_FMT_U8P:
-            try mix(UInt8.self, count: count, channels: channels, planar: planar) { (Float($0) - 128) / 128 }
+            try add(UInt8.self, count: count, planar: planar, mix) { (Float($0) - 128) / 128 }
         default:
             let name = av_get_sample_fmt_name(format).map { String(cString: $0) } ?? "format \(current.format)"
             throw MediaError(.invalidInput, operation: "decode audio", path: path,
@@ -194,35 +221,28 @@ public final class AudioFileDecoder {
         return count
     }
 
-    private func mix<Sample>(_ type: Sample.Type, count: Int, channels: Int, planar: Bool,
+    /// Adds each input channel of the current frame, weighted by `mix`, into `mixed`.
+    private func add<Sample>(_ type: Sample.Type, count: Int, planar: Bool, _ mix: ChannelMix,
                              _ convert: (Sample) -> Float) throws(MediaError) {
         guard let data = frame.pointer.pointee.extended_data else {
             throw MediaError(.invalidInput, operation: "decode audio", path: path, detail: "a decoded frame has no data")
         }
-        let scale = 1 / Float(channels)
-        try mono.withUnsafeMutableBufferPointer { (output) throws(MediaError) in
-            if planar {
-                for channel in 0..<channels {
-                    guard let plane = data[channel] else {
-                        throw MediaError(.invalidInput, operation: "decode audio", path: path,
-                                         detail: "a decoded frame lacks channel \(channel + 1)")
-                    }
-                    let samples = UnsafeRawPointer(plane).assumingMemoryBound(to: Sample.self)
+        let outputs = mix.outputs, inputs = mix.inputs
+        try mixed.withUnsafeMutableBufferPointer { (output) throws(MediaError) in
+            UnsafeMutableBufferPointer(rebasing: output[0..<(count * outputs)]).update(repeating: 0)
+            for channel in 0..<inputs {
+                guard let plane = data[planar ? channel : 0] else {
+                    throw MediaError(.invalidInput, operation: "decode audio", path: path,
+                                     detail: "a decoded frame lacks channel \(channel + 1)")
+                }
+                let samples = UnsafeRawPointer(plane).assumingMemoryBound(to: Sample.self)
+                let first = planar ? 0 : channel, step = planar ? 1 : inputs
+                for out in 0..<outputs {
+                    let weight = mix.weights[out][channel]
+                    guard weight != 0 else { continue }
                     for index in 0..<count {
-                        let value = convert(samples[index])
-                        output[index] = channel == 0 ? value : output[index] + value
+                        output[index * outputs + out] += weight * convert(samples[first + index * step])
                     }
-                }
-                if channels > 1 { for index in 0..<count { output[index] *= scale } }
-            } else {
-                guard let interleaved = data[0] else {
-                    throw MediaError(.invalidInput, operation: "decode audio", path: path, detail: "a decoded frame has no data")
-                }
-                let samples = UnsafeRawPointer(interleaved).assumingMemoryBound(to: Sample.self)
-                for index in 0..<count {
-                    var sum: Float = 0
-                    for channel in 0..<channels { sum += convert(samples[index * channels + channel]) }
-                    output[index] = channels > 1 ? sum * scale : sum
                 }
             }
         }
@@ -235,17 +255,17 @@ public final class AudioFileDecoder {
     }
 
     /// Decodes from `start` seconds to the end (or until `chunk` returns false), handing
-    /// each decoded frame on as interleaved S16 with the file's own channels — what a
+    /// each decoded frame on as interleaved S16 with `keptChannels` channels — what a
     /// sound card plays. A damaged packet stands in as silence of its length.
     /// - Parameters:
     ///   - start: Where to begin, in seconds from the start of the stream (0 for the
     ///     beginning). Samples before it are decoded and dropped, so playback starts on
     ///     the sample, not on the packet before it.
-    ///   - chunk: Called with `channelCount`-interleaved samples, valid only during the
+    ///   - chunk: Called with `keptChannels`-interleaved samples, valid only during the
     ///     call; returns false to stop decoding.
     /// - Returns: Frames handed on (samples per channel).
     /// - Throws: `MediaError.invalidInput` when the file cannot seek to `start`, on a
-    ///   sample format it cannot convert, when a frame's channel count changes, when no
+    ///   sample format it cannot convert, when no
     ///   packet could be decoded, or when called a second time; `.io` when reading fails.
     @discardableResult
     public func decodeInterleavedS16(from start: Double = 0,
@@ -274,7 +294,8 @@ public final class AudioFileDecoder {
             avcodec_flush_buffers(codec.pointer)
         }
         let startTime = streamStartTime
-        var output = InterleavedS16(channels: channelCount)
+        let channels = keptChannels
+        var output = InterleavedS16(channels: channels)
         var frames = 0
         var stoodIn = 0
         var position: Int64?       // the next decoded sample's index, once a frame told us
@@ -286,7 +307,6 @@ public final class AudioFileDecoder {
             position = first + Int64(count)
             let skip = Int(max(0, min(Int64(count), skipUntil - first)))
             guard skip < count, keepGoing else { return 0 }
-            let channels = channelCount
             keepGoing = chunk(UnsafeBufferPointer(rebasing: samples[(skip * channels)..<(count * channels)]))
             return count - skip
         }
@@ -303,7 +323,8 @@ public final class AudioFileDecoder {
                 if stamp != kc_av_nopts_value() {
                     position = av_rescale_q(stamp - startTime, timeBase, perSample)
                 }
-                let count = try output.convert(frame.pointer.pointee, path: path, codecName: codecName)
+                let count = try mixFrame(into: channels)
+                output.convert(mixed, count: count)
                 frames += output.samples.withUnsafeBufferPointer { emit($0, count: count) }
             }
         }
@@ -428,66 +449,18 @@ private struct InterleavedS16 {
         samples.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
     }
 
-    /// Converts `frame` into `samples`; returns its frame count.
-    /// - Throws: `MediaError.invalidInput` on an unknown sample format, missing planes,
-    ///   or a channel count other than the stream's.
-    mutating func convert(_ frame: AVFrame, path: String, codecName: String) throws(MediaError) -> Int {
-        let count = Int(max(0, frame.nb_samples))
-        guard Int(frame.ch_layout.nb_channels) == channels else {
-            throw MediaError(.invalidInput, operation: "decode audio", path: path,
-                             detail: "a decoded frame has \(frame.ch_layout.nb_channels) channels, the stream \(channels)")
-        }
-        if samples.count < count * channels { samples = [Int16](repeating: 0, count: count * channels) }
-        let format = AVSampleFormat(rawValue: frame.format)
-        let planar = av_sample_fmt_is_planar(format) != 0
-        switch format {
-        case AV_SAMPLE_FMT_FLT, AV_SAMPLE_FMT_FLTP:
-            try fill(frame, Float.self, count, planar, path) { Self.s16(Double($0)) }
-        case AV_SAMPLE_FMT_DBL, AV_SAMPLE_FMT_DBLP:
-            try fill(frame, Double.self, count, planar, path) { Self.s16($0) }
-        case AV_SAMPLE_FMT_S16, AV_SAMPLE_FMT_S16P:
-            try fill(frame, Int16.self, count, planar, path) { $0 }
-        case AV_SAMPLE_FMT_S32, AV_SAMPLE_FMT_S32P:
-            try fill(frame, Int32.self, count, planar, path) { Int16(truncatingIfNeeded: $0 >> 16) }
-        case AV_SAMPLE_FMT_U8, AV_SAMPLE_FMT_U8P:
-            try fill(frame, UInt8.self, count, planar, path) { Int16((Int($0) - 128) << 8) }
-        default:
-            let name = av_get_sample_fmt_name(format).map { String(cString: $0) } ?? "format \(frame.format)"
-            throw MediaError(.invalidInput, operation: "decode audio", path: path,
-                             detail: "the \(codecName) decoder gives \(name) samples, which cannot be played here")
-        }
-        return count
+    /// Converts `count` frames of mixed float samples (interleaved, `channels` each)
+    /// into `samples`.
+    mutating func convert(_ mixed: [Float], count: Int) {
+        let needed = count * channels
+        if samples.count < needed { samples = [Int16](repeating: 0, count: needed) }
+        for index in 0..<min(needed, mixed.count) { samples[index] = Self.s16(mixed[index]) }
     }
 
     /// A float sample (full scale ±1) as S16, clipped: AAC overshoots ±1 on loud sound.
-    static func s16(_ value: Double) -> Int16 {
+    /// 16-bit sources come back sample for sample (x / 32768 × 32768).
+    static func s16(_ value: Float) -> Int16 {
         guard value.isFinite else { return 0 }
         return Int16(max(-32768, min(32767, (value * 32768).rounded())))
-    }
-
-    private mutating func fill<Sample>(_ frame: AVFrame, _ type: Sample.Type, _ count: Int, _ planar: Bool, _ path: String,
-                                       _ convert: (Sample) -> Int16) throws(MediaError) {
-        guard let data = frame.extended_data else {
-            throw MediaError(.invalidInput, operation: "decode audio", path: path, detail: "a decoded frame has no data")
-        }
-        let channels = channels
-        try samples.withUnsafeMutableBufferPointer { (output) throws(MediaError) in
-            if planar {
-                for channel in 0..<channels {
-                    guard let plane = data[channel] else {
-                        throw MediaError(.invalidInput, operation: "decode audio", path: path,
-                                         detail: "a decoded frame lacks channel \(channel + 1)")
-                    }
-                    let input = UnsafeRawPointer(plane).assumingMemoryBound(to: Sample.self)
-                    for index in 0..<count { output[index * channels + channel] = convert(input[index]) }
-                }
-            } else {
-                guard let interleaved = data[0] else {
-                    throw MediaError(.invalidInput, operation: "decode audio", path: path, detail: "a decoded frame has no data")
-                }
-                let input = UnsafeRawPointer(interleaved).assumingMemoryBound(to: Sample.self)
-                for index in 0..<(count * channels) { output[index] = convert(input[index]) }
-            }
-        }
     }
 }

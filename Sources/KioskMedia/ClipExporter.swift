@@ -100,7 +100,7 @@ public enum ClipExporter {
         switch target {
         case .wav:
             let report = try WAVExport.write(input: input, output: output, range: range)
-            notes.append("\(formatClipTime(report.seconds)) of sound, \(report.sampleRate) Hz mono 16-bit PCM")
+            notes.append("\(formatClipTime(report.seconds)) of sound, \(report.sampleRate) Hz \(report.channels == 2 ? "stereo" : "mono") 16-bit PCM")
             return
         case .mp4 where options.reencode != nil:
             let report = try ClipTranscode.write(input: input, output: output, range: range,

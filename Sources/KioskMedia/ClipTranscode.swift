@@ -27,17 +27,21 @@ public enum ClipTranscode {
         video.seek(toKeyframeBefore: range.start)
         let target = size ?? FrameSize(width: video.size.width & ~1, height: video.size.height & ~1)
         // The sound of the range, decoded first: a clip's worth is small (a minute of
-        // 48 kHz mono is 5.6 MiB), and it lets video and sound be written interleaved.
+        // 48 kHz stereo is 11 MiB), and it lets video and sound be written interleaved.
+        // Mono or stereo as recorded; a wider layout is folded to stereo.
         var sound: [Int16] = []
-        var soundRate = 0
+        var soundRate = 0, soundChannels = 1
         if let decoder = try? AudioFileDecoder(path: input), decoder.sampleRate > 0 {
             soundRate = decoder.sampleRate
+            soundChannels = decoder.keptChannels
+            let channels = soundChannels
             let first = Int((range.start * Double(soundRate)).rounded()), last = Int((range.end * Double(soundRate)).rounded())
-            var position = 0
-            try decoder.decode { samples in
-                defer { position += samples.count }
-                guard position + samples.count > first, position < last else { return }
-                for index in max(0, first - position)..<min(samples.count, last - position) {
+            var position = 0   // in frames
+            try decoder.decode(keepingChannels: true) { samples in
+                let frames = samples.count / channels
+                defer { position += frames }
+                guard position + frames > first, position < last else { return }
+                for index in (max(0, first - position) * channels)..<(min(frames, last - position) * channels) {
                     sound.append(WAVHeader.pcm16Sample(samples[index]))
                 }
             }
@@ -51,15 +55,15 @@ public enum ClipTranscode {
         let settings = MP4WriterSettings(
             path: temporary,
             video: videoSettings,
-            audio: soundRate > 0 ? AudioTrackSettings(input: AudioFormat(sampleRate: soundRate, channels: 1)) : nil)
+            audio: soundRate > 0 ? AudioTrackSettings(input: AudioFormat(sampleRate: soundRate, channels: soundChannels)) : nil)
         let writer = try MP4Writer(settings: settings)
         var finished = false
         defer { if !finished { writer.abandon(); unlink(temporary) } }
         let halfFrame = 0.5 / Double(video.framesPerSecond)
-        var frames = 0, soundWritten = 0
+        var frames = 0, soundWritten = 0   // soundWritten counts samples (frames × channels)
         func writeSound(upTo seconds: Double) throws(MediaError) {
-            let limit = seconds * Double(soundRate)
-            let until = limit >= Double(sound.count) ? sound.count : max(0, Int(limit))
+            let limit = seconds * Double(soundRate) * Double(soundChannels)
+            let until = limit >= Double(sound.count) ? sound.count : max(0, Int(limit) / soundChannels * soundChannels)
             guard until > soundWritten else { return }
             try sound.withUnsafeBufferPointer { (all) throws(MediaError) in
                 try writer.writeAudio(UnsafeBufferPointer(rebasing: all[soundWritten..<until]))
@@ -85,7 +89,7 @@ public enum ClipTranscode {
             throw MediaError(.io, operation: "rename to \(output)", path: temporary, detail: String(cString: strerror(errno)))
         }
         finished = true
-        return ClipTranscodeReport(videoFrames: frames, audioFrames: soundWritten, size: target,
+        return ClipTranscodeReport(videoFrames: frames, audioFrames: soundWritten / soundChannels, size: target,
                                    bitrate: settings.video?.bitrate ?? 0)
     }
 }

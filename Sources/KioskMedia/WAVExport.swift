@@ -6,10 +6,13 @@ import KioskCore
 public struct WAVExportReport: Sendable, Equatable {
     public var frames: Int
     public var sampleRate: Int
+    /// 1 or 2: the recording's own, a wider layout folded to stereo.
+    public var channels: Int = 1
     public var seconds: Double { sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0 }
 }
 
-/// Decodes a recording's sound and writes a stretch of it as 16-bit mono PCM WAV.
+/// Decodes a recording's sound and writes a stretch of it as 16-bit PCM WAV, mono or
+/// stereo as recorded (wider layouts folded to stereo).
 public enum WAVExport {
     /// - Parameters:
     ///   - input: Any file `AudioFileDecoder` reads (kioskcam's `.m4a`).
@@ -30,15 +33,17 @@ public enum WAVExport {
         let file = try WAVFile(path: temporary)
         // Room for the header, written once the length is known.
         try file.write(Array(repeating: 0, count: WAVHeader.size))
-        var position = 0, written = 0
+        let channels = decoder.keptChannels
+        var position = 0, written = 0   // in frames (a sample per channel)
         var failure: MediaError? = nil
         var pcm: [UInt8] = []
-        try decoder.decode { samples in
-            defer { position += samples.count }
-            guard failure == nil, position + samples.count > first, position < last else { return }
-            let from = max(0, first - position), to = min(samples.count, last - position)
+        try decoder.decode(keepingChannels: true) { samples in
+            let frames = samples.count / channels
+            defer { position += frames }
+            guard failure == nil, position + frames > first, position < last else { return }
+            let from = max(0, first - position), to = min(frames, last - position)
             pcm.removeAll(keepingCapacity: true)
-            for index in from..<to {
+            for index in (from * channels)..<(to * channels) {
                 let value = UInt16(bitPattern: WAVHeader.pcm16Sample(samples[index]))
                 pcm.append(UInt8(value & 0xff)); pcm.append(UInt8(value >> 8))
             }
@@ -46,7 +51,7 @@ public enum WAVExport {
             written += to - from
         }
         if let failure { throw failure }
-        guard let header = WAVHeader.pcm16(sampleRate: rate, channels: 1, frames: written) else {
+        guard let header = WAVHeader.pcm16(sampleRate: rate, channels: channels, frames: written) else {
             throw MediaError(.invalidInput, operation: "export sound", path: input,
                              detail: "\(written) samples at \(rate) Hz do not fit a WAV file", hint: "Export a shorter stretch")
         }
@@ -56,7 +61,7 @@ public enum WAVExport {
             throw MediaError(.io, operation: "rename to \(output)", path: temporary, averror: kc_averror(errno))
         }
         file.keep()
-        return WAVExportReport(frames: written, sampleRate: rate)
+        return WAVExportReport(frames: written, sampleRate: rate, channels: channels)
     }
 }
 

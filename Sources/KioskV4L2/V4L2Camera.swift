@@ -18,7 +18,7 @@ import SystemPackage
 ///
 /// The stream ends with `.failed` when no frame arrives for `noFrameTimeout` seconds
 /// ("camera lost: no frame for 5 s") or the device goes away ("camera unplugged (ENODEV)").
-public final class V4L2Camera: VideoSource, Sendable {
+public final class V4L2Camera: VideoSource, FrameCounting, Sendable {
     /// The open device (also reachable for `probe`-style questions).
     public let device: V4L2Device
     /// What frames will be delivered: the negotiated raw layout, or YU12 for MJPEG.
@@ -69,6 +69,15 @@ public final class V4L2Camera: VideoSource, Sendable {
     /// (MJPEG, padded rows, or too few buffers left with the driver).
     public var framesLeased: Int { state.withLock { $0.counters.leased } }
     public var framesCopied: Int { state.withLock { $0.counters.copied } }
+
+    /// All the counters at one instant, for status and metrics (V4L2 cameras take the
+    /// rate they are asked for: nothing is paced out).
+    public var frameCounters: CameraFrameCounters {
+        state.withLock {
+            CameraFrameCounters(delivered: $0.counters.delivered, leased: $0.counters.leased, copied: $0.counters.copied,
+                                dropped: $0.counters.droppedNoBuffer, corrupt: $0.counters.corrupt)
+        }
+    }
 
     /// Opens the camera and sets it up for `request`, preferring `request.pixelFormat`
     /// among equally good formats (see `CameraFormatNegotiation`).

@@ -63,20 +63,7 @@ struct CameraCommand: ParsableCommand {
                 if json { return try DaemonConnection.printJSON(.object(result)) }
                 for name in CameraSettingName.allCases {
                     guard case .object(let entry)? = result[name.rawValue] else { continue }
-                    let how = entry["how"]?.stringValue ?? "?"
-                    guard how != "none" else {
-                        print("\(name.rawValue): the camera has no \(name.rawValue) control")
-                        continue
-                    }
-                    var line = "\(name.rawValue): "
-                    if let value = entry["value"]?.doubleValue { line += name == .zoom ? String(format: "%.2f", value) : "\(Int(value))" }
-                    if let minimum = entry["minimum"]?.doubleValue, let maximum = entry["maximum"]?.doubleValue {
-                        line += " (range \(Int(minimum))…\(Int(maximum)))"
-                    } else if let maximum = entry["maximum"]?.doubleValue {
-                        line += " (up to \(String(format: "%.1f", maximum))×)"
-                    }
-                    line += how == "digital" ? ", digital" : ", the camera's"
-                    print(line)
+                    print(name.getLine(entry))
                 }
             }
         }

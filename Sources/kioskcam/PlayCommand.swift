@@ -13,7 +13,9 @@ struct PlayCommand: ParsableCommand {
         discussion: """
         Plays the sound of a kioskcam recording (.m4a, or the sound of an .mp4), WAV, or any \
         file FFmpeg reads, through an ALSA playback device, showing elapsed / total time and \
-        underruns. Ctrl-C stops at once. The device is opened without waiting: a busy or \
+        underruns. Mono and stereo play as recorded; wider sound is folded to stereo. On a \
+        terminal, space pauses and resumes, + and - change the volume a tenth at a time and q \
+        stops. Ctrl-C stops at once. The device is opened without waiting: a busy or \
         missing device is an error (exit 69), not a hang.
         """
     )
@@ -60,7 +62,7 @@ struct PlayCommand: ParsableCommand {
             let player: ALSAPlayer
             do throws(ALSAError) {
                 player = try ALSAPlayer(device: alsaName,
-                                        format: AudioFormat(sampleRate: decoder.sampleRate, channels: decoder.channelCount))
+                                        format: AudioFormat(sampleRate: decoder.sampleRate, channels: decoder.keptChannels))
             } catch {
                 switch error.code {
                 case .deviceMissing, .busy, .permissionDenied: throw CLIError(error.description, exitCode: 69)
@@ -73,12 +75,20 @@ struct PlayCommand: ParsableCommand {
 
             let progress = PlaybackProgress(file: file, total: total, from: from, rate: player.format.sampleRate,
                                             enabled: !quiet)
+            // Keys only from a terminal: piped or redirected input plays as before.
+            let keyboard = PlaybackKeyboard(player: player) {
+                progress.show(playedFrames: player.playedFrames, underruns: player.underruns,
+                              paused: player.isPaused, volume: player.volume, force: true)
+            }
+            defer { keyboard?.stop() }
+            if keyboard != nil, !quiet { FileHandle.standardError.write(Data((PlaybackKeys.help + "\n").utf8)) }
+            progress.showsVolume = keyboard != nil
             var failure: ALSAError?
             do throws(MediaError) {
                 try decoder.decodeInterleavedS16(from: from) { samples in
                     do throws(ALSAError) {
                         let more = try player.write(samples)
-                        progress.show(playedFrames: player.playedFrames, underruns: player.underruns)
+                        progress.show(playedFrames: player.playedFrames, underruns: player.underruns, volume: player.volume)
                         return more
                     } catch {
                         failure = error
@@ -104,13 +114,15 @@ struct PlayCommand: ParsableCommand {
                 progress.end()
                 throw CLIError(error.description)
             }
-            progress.show(playedFrames: player.playedFrames, underruns: player.underruns, force: true)
+            keyboard?.stop()
+            progress.show(playedFrames: player.playedFrames, underruns: player.underruns, volume: player.volume, force: true)
             progress.end()
             let heard = Double(player.playedFrames) / Double(max(1, player.format.sampleRate))
             let verb = end == .finished ? "played" : "stopped after"
+            let folded = decoder.channelCount > decoder.keptChannels ? ", \(decoder.channelCount) channels folded to stereo" : ""
             FileHandle.standardError.write(Data("""
                 \(verb) \(Self.clock(heard)) of \(file) from \(Self.clock(from)) on \(alsaName), \
-                underruns: \(player.underruns)\(decoder.damagedPackets > 0 ? ", damaged packets played as silence: \(decoder.damagedPackets)" : "")\n
+                underruns: \(player.underruns)\(folded)\(decoder.damagedPackets > 0 ? ", damaged packets played as silence: \(decoder.damagedPackets)" : "")\n
                 """.utf8))
         }
     }
@@ -195,15 +207,23 @@ private final class PlaybackStopper: Sendable {
 }
 
 /// The progress line on stderr: rewritten in place on a terminal, a line a second otherwise.
-private final class PlaybackProgress {
+/// Shown from the playing thread and, after a key, from the key thread: one at a time.
+private final class PlaybackProgress: @unchecked Sendable { // @unchecked: the mutable state is under `lock`
     let file: String
     let total: Double?
     let from: Double
     let rate: Int
     let enabled: Bool
     let terminal = isatty(STDERR_FILENO) == 1
+    private let lock = Lock()
     private var lastShown = -1.0
     private var shownAny = false
+    /// With keys: the volume is shown, as + and - change it.
+    var showsVolume: Bool {
+        get { lock.withLock { volumeShown } }
+        set { lock.withLock { volumeShown = newValue } }
+    }
+    private var volumeShown = false
 
     init(file: String, total: Double?, from: Double, rate: Int, enabled: Bool) {
         self.file = file
@@ -213,17 +233,22 @@ private final class PlaybackProgress {
         self.enabled = enabled
     }
 
-    func show(playedFrames: Int, underruns: Int, force: Bool = false) {
+    func show(playedFrames: Int, underruns: Int, paused: Bool = false, volume: Double = 1, force: Bool = false) {
         guard enabled else { return }
-        let elapsed = from + Double(playedFrames) / Double(rate)
-        guard force || elapsed - lastShown >= (terminal ? 0.2 : 1) else { return }
-        lastShown = elapsed
-        let line = "playing \(PlayCommand.clock(elapsed)) / \(total.map(PlayCommand.clock) ?? "?"), underruns: \(underruns)"
-        FileHandle.standardError.write(Data((terminal ? "\r\(line)\u{1B}[K" : line + "\n").utf8))
-        shownAny = true
+        lock.withLock {
+            let elapsed = from + Double(playedFrames) / Double(rate)
+            guard force || elapsed - lastShown >= (terminal ? 0.2 : 1) else { return }
+            lastShown = elapsed
+            var line = "\(paused ? "paused" : "playing") \(PlayCommand.clock(elapsed)) / \(total.map(PlayCommand.clock) ?? "?"), underruns: \(underruns)"
+            if volumeShown { line += ", volume \(Int((volume * 100).rounded())) %" }
+            FileHandle.standardError.write(Data((terminal ? "\r\(line)\u{1B}[K" : line + "\n").utf8))
+            shownAny = true
+        }
     }
 
     func end() {
-        if enabled, terminal, shownAny { FileHandle.standardError.write(Data("\n".utf8)) }
+        lock.withLock {
+            if enabled, terminal, shownAny { FileHandle.standardError.write(Data("\n".utf8)) }
+        }
     }
 }

@@ -51,4 +51,22 @@ final class InteractionControllerPinchTests: XCTestCase {
         XCTAssertEqual(locked.page, .pin)
         XCTAssertEqual(pinchOut(&locked), [])
     }
+
+    func testAZoomSetElsewhereIsWhereTheNextPinchStarts() {
+        var live = controller(locked: false)
+        XCTAssertEqual(live.handle(.zoomChanged(2), now: MonotonicInstant(nanoseconds: milliseconds * 1_000_000)), [],
+                       "being told changes nothing on the screen")
+        XCTAssertEqual(live.pinch?.zoom, 2)
+        XCTAssertEqual(pinchOut(&live), [3, 4], "1.5× and 2× the fingers' distance, from 2×, clamped at 4×")
+        _ = live.handle(.zoomChanged(1), now: MonotonicInstant(nanoseconds: milliseconds * 1_000_000))
+        XCTAssertEqual(pinchOut(&live), [1.5, 2], "back from 1× once the socket zoomed out")
+    }
+
+    func testAZoomSetWhileLockedStillCountsAndIsClamped() {
+        var locked = controller(locked: true)
+        _ = locked.handle(.zoomChanged(9), now: MonotonicInstant(nanoseconds: milliseconds * 1_000_000))
+        XCTAssertEqual(locked.pinch?.zoom, 4, "clamped to the largest zoom")
+        _ = locked.handle(.zoomChanged(.nan), now: MonotonicInstant(nanoseconds: milliseconds * 1_000_000))
+        XCTAssertEqual(locked.pinch?.zoom, 4, "a number that is none is ignored")
+    }
 }

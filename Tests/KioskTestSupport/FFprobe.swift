@@ -84,18 +84,18 @@ public enum Tool {
 }
 
 /// Reads a pipe to its end on a background thread.
-final class ReadAll: @unchecked Sendable {
+public final class ReadAll: @unchecked Sendable {
     private var data = Data()
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ handle: FileHandle) {
+    public init(_ handle: FileHandle) {
         Thread.detachNewThread { [self] in
             data = handle.readDataToEndOfFile()
             done.signal()
         }
     }
 
-    func wait() -> Data {
+    public func wait() -> Data {
         done.wait()
         return data
     }
@@ -180,5 +180,43 @@ public enum TestMedia {
             }
         }
         try data.write(to: URL(fileURLWithPath: path))
+    }
+}
+
+extension TestMedia {
+    /// A sound file made by the ffmpeg CLI with a sine on each side: `left` Hz on the
+    /// left, `right` Hz on the right, in `layout` ("stereo", or "5.1" with the other
+    /// channels silent), encoded with `codec` (the file name's extension picks the
+    /// container). With `video`, a small test picture goes with it (libx264).
+    public static func writeTones(_ path: String, left: Int, right: Int, seconds: Double = 2, layout: String = "stereo",
+                                  codec: String = "aac", video: Bool = false) throws {
+        var arguments = ["-v", "error", "-y"]
+        if video { arguments += ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=30:duration=\(seconds)"] }
+        arguments += ["-f", "lavfi", "-i", "sine=frequency=\(left):sample_rate=48000:duration=\(seconds)",
+                      "-f", "lavfi", "-i", "sine=frequency=\(right):sample_rate=48000:duration=\(seconds)"]
+        let first = video ? 1 : 0
+        arguments += ["-filter_complex", "[\(first):a][\(first + 1):a]amerge=inputs=2,pan=\(layout)|FL=c0|FR=c1[sound]",
+                      "-map", "[sound]"]
+        if video { arguments += ["-map", "0:v", "-c:v", "libx264", "-pix_fmt", "yuv420p"] }
+        arguments += ["-c:a", codec, path]
+        try Tool.run("ffmpeg", arguments)
+    }
+
+    /// The samples of a canonical 16-bit PCM WAV (44-byte header), interleaved.
+    public static func readWAVSamples(_ path: String) throws -> [Int16] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        guard data.count >= 44 else { return [] }
+        return stride(from: 44, to: data.count - 1, by: 2).map {
+            Int16(bitPattern: UInt16(data[$0]) | UInt16(data[$0 + 1]) << 8)
+        }
+    }
+
+    /// The frequency of the tone in one channel of interleaved samples, from its zero
+    /// crossings (two per period).
+    public static func toneHertz(_ samples: [Int16], channels: Int, channel: Int, sampleRate: Int) -> Double {
+        let side = stride(from: channel, to: samples.count, by: channels).map { samples[$0] }
+        guard side.count > 1 else { return 0 }
+        let crossings = zip(side, side.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        return Double(crossings) / 2 / (Double(side.count) / Double(sampleRate))
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import KioskCore
 import KioskTestSupport
 import XCTest
 
@@ -34,6 +36,78 @@ final class PlayCommandTests: XCTestCase {
         let late = try kioskcam(["play", files.tone, "--device", "alsa:null", "--from", "0:01.5"])
         XCTAssertEqual(late.status, 0, late.stderr)
         XCTAssertTrue(late.stderr.contains("played 0:00.5 of \(files.tone) from 0:01.5"), late.stderr)
+    }
+
+    func testStereoPlaysAsStereoAndSurroundIsFoldedToStereo() throws {
+        let folder = TemporaryDirectory()
+        let stereo = folder.path + "/stereo.m4a", surround = folder.path + "/surround.m4a"
+        try TestMedia.writeTones(stereo, left: 440, right: 1000)
+        try TestMedia.writeTones(surround, left: 440, right: 1000, layout: "5.1")
+        let two = try kioskcam(["play", stereo, "--device", "alsa:null", "--quiet"])
+        XCTAssertEqual(two.status, 0, two.stderr)
+        XCTAssertTrue(two.stderr.contains("played 0:02.0 of \(stereo) from 0:00.0 on null, underruns: 0\n"), two.stderr)
+        let six = try kioskcam(["play", surround, "--device", "alsa:null", "--quiet"])
+        XCTAssertEqual(six.status, 0, six.stderr)
+        XCTAssertTrue(six.stderr.contains("on null, underruns: 0, 6 channels folded to stereo"), six.stderr)
+    }
+
+    /// Keys from a real pseudo-terminal: space (typed before playback starts, so the race
+    /// with the unpaced null device is won) pauses, q stops. Unpaused, the minute would
+    /// play to its end at once.
+    func testSpacePausesAndQStopsOnATerminal() throws {
+        let folder = TemporaryDirectory()
+        let sound = folder.path + "/minute.m4a"
+        try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=60",
+                                         "-c:a", "aac", sound])
+        let terminalPath = try XCTUnwrap(Self.openPseudoTerminal(), "no pseudo-terminal: \(String(cString: strerror(errno)))")
+        let master = terminalPath.master
+        let terminal = open(terminalPath.path, O_RDWR | O_NOCTTY)
+        XCTAssertGreaterThanOrEqual(terminal, 0)
+        let masterHandle = FileHandle(fileDescriptor: master, closeOnDealloc: true)
+        let typed = Data(" ".utf8)
+        masterHandle.write(typed)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["play", sound, "--device", "alsa:null", "--volume", "0.5"]
+        process.standardInput = FileHandle(fileDescriptor: terminal, closeOnDealloc: true)
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let stderr = ReadAll(errors.fileHandleForReading)
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertTrue(process.isRunning, "paused: the minute has not played out")
+        masterHandle.write(Data("-q".utf8))
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        let text = String(decoding: stderr.wait(), as: UTF8.self)
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains(PlaybackKeys.help), text)
+        XCTAssertTrue(text.contains("paused "), "the progress line says so: \(text)")
+        XCTAssertTrue(text.contains("volume 40 %"), "- took the volume a tenth down: \(text)")
+        XCTAssertTrue(text.contains("stopped after "), text)
+        XCTAssertFalse(text.contains("stopped after 1:00.0"), text)
+    }
+
+    /// A new pseudo-terminal: its master descriptor and the terminal's path. Glibc's
+    /// module leaves out the XSI pty calls (they need _XOPEN_SOURCE), so they are
+    /// looked up in the C library.
+    static func openPseudoTerminal() -> (master: Int32, path: String)? {
+        typealias Call = @convention(c) (Int32) -> Int32
+        typealias Name = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
+        guard let open = dlsym(nil, "posix_openpt"), let grant = dlsym(nil, "grantpt"),
+              let unlock = dlsym(nil, "unlockpt"), let name = dlsym(nil, "ptsname") else { return nil }
+        let master = unsafeBitCast(open, to: Call.self)(O_RDWR | O_NOCTTY)
+        guard master >= 0 else { return nil }
+        guard unsafeBitCast(grant, to: Call.self)(master) == 0, unsafeBitCast(unlock, to: Call.self)(master) == 0,
+              let path = unsafeBitCast(name, to: Name.self)(master) else {
+            close(master)
+            return nil
+        }
+        return (master, String(cString: path))
     }
 
     func testAMissingDeviceNamesItAndTheFixAndExits69() throws {

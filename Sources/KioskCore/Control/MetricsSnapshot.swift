@@ -12,6 +12,8 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var freeBytes: Int64?
     public var totalBytes: Int64?
     public var cameraUp = false
+    /// The open camera's frame counters; nil for the test pattern or no camera.
+    public var cameraFrames: CameraFrameCounters?
     public var microphoneUp = false
     public var audioXrunsTotal: Int = 0
     public var pinFailuresTotal: Int = 0
@@ -88,6 +90,11 @@ public enum MetricsFormatter {
             one("filesystem_size_bytes", "gauge", "Size of the media library's file system in bytes.", String(total))
         }
         one("camera_up", "gauge", "1 when the camera delivers frames, else 0.", snapshot.cameraUp ? "1" : "0")
+        if let frames = snapshot.cameraFrames {
+            metric("camera_frames_total", "counter",
+                   "Camera frames since the camera was opened, by outcome: delivered (of them leased in the camera's buffer or copied), paced out, dropped for want of a buffer, corrupt.",
+                   frames.samples.map { ("{outcome=\"\($0.outcome)\"}", String($0.count)) })
+        }
         one("microphone_up", "gauge", "1 when the microphone delivers sound, else 0.", snapshot.microphoneUp ? "1" : "0")
         one("audio_xruns_total", "counter", "ALSA capture overruns recovered from.", String(snapshot.audioXrunsTotal))
         one("pin_failures_total", "counter", "Wrong PINs entered since the daemon started.", String(snapshot.pinFailuresTotal))

@@ -20,6 +20,8 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var freeBytes: Int64?
     /// "ok /dev/video0", "test pattern", "lost since 12:03:04", …
     public var camera: String?
+    /// The open camera's frame counters (V4L2 or libcamera).
+    public var cameraFrames: CameraFrameCounters?
     /// "ok hw:1,0", "tone", "none", …
     public var microphone: String?
     public var deviceID: String?
@@ -70,6 +72,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case bytesWritten = "bytes_written"
         case secondsRecorded = "seconds_recorded"
         case droppedFrames = "dropped_frames"
+        case cameraFrames = "camera_frames"
         case droppedAudioChunks = "dropped_audio_chunks"
         case freeBytes = "free_bytes"
         case deviceID = "device_id"
@@ -120,6 +123,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
         }
         if let freeBytes { lines.append("free space:   \(ByteCountText.text(freeBytes))") }
         if let camera { lines.append("camera:       \(camera)") }
+        if let cameraFrames { lines.append("frames:       \(cameraFrames.line)") }
         if let microphone { lines.append("microphone:   \(microphone)") }
         if let levelsRMSDBFS, !levelsRMSDBFS.isEmpty {
             let peaks = levelsPeakDBFS ?? []

@@ -125,6 +125,8 @@ public struct InteractionController: Sendable {
             if event.phase == .release, screenEffects.contains(.redraw) {
                 effects.append(.measureTouchLatency(event))
             }
+        case .zoomChanged(let factor):
+            pinch?.zoomChanged(to: factor)
         case .recordingStateChanged(let state):
             recordingState = state
             apply(screen?.recordingChanged(state), effects: &effects)

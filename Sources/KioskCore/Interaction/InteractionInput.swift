@@ -34,6 +34,9 @@ public enum InteractionInput: Sendable, Equatable {
     case lockNow
     /// An answer for the media view: a listing, where the player is, a failure.
     case media(MediaAnswer)
+    /// The zoom was set elsewhere (the control socket's `camera.set zoom=`): the next
+    /// pinch starts from `factor`, not from what the last pinch left.
+    case zoomChanged(Double)
     /// A command sent with `.sendRecorderCommand` finished or failed.
     /// - state: The recorder's state now; a refused start never changes it.
     case recorderCommandDone(state: RecordingState)

@@ -373,7 +373,9 @@ hil_xctest --timeout 120 --dir "$WORK" alsa-play -- KioskALSATests.ALSAPlayerLoo
 # Then `kioskcam play` of an AAC .m4a, with arecord listening: 1000 Hz ± 10, 2 s ± 50 ms, no gap.
 TONE=$WORK/tone-1k.m4a
 ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=1000:sample_rate=48000:duration=2" -ac 1 -c:a aac "$TONE"
-arecord -q -D "$MIC" -f S16_LE -r 48000 -c 1 -d 6 "$WORK/played.wav" 2>"$WORK/arecord.err" &
+# arecord runs until the player has finished (raw, so stopping it loses no header):
+# a fixed -d once ended before a slow guest's kioskcam had even started playing.
+arecord -q -D "$MIC" -t raw -f S16_LE -r 48000 -c 1 "$WORK/played.raw" 2>"$WORK/arecord.err" &
 ARECORD=$!
 sleep 1
 if timeout -k 5 60 "$KIOSKCAM" play "$TONE" --device "alsa:hw:Loopback,0,0" 2>"$WORK/play.log"; then
@@ -381,12 +383,14 @@ if timeout -k 5 60 "$KIOSKCAM" play "$TONE" --device "alsa:hw:Loopback,0,0" 2>"$
 else
     hil_fail "play: exit 0" "$(tail -n 2 "$WORK/play.log" | tr '\n' ' ')"
 fi
-wait "$ARECORD"
-if result=$(python3 - "$WORK/played.wav" <<'EOF2'
-import sys, wave, struct
-w = wave.open(sys.argv[1])
-rate = w.getframerate()
-data = w.readframes(w.getnframes())
+sleep 0.5
+kill -INT "$ARECORD" 2>/dev/null
+wait "$ARECORD" 2>/dev/null
+if result=$(python3 - "$WORK/played.raw" <<'EOF2'
+import sys, struct
+rate = 48000
+data = open(sys.argv[1], "rb").read()
+data = data[:len(data) // 2 * 2]
 s = struct.unpack("<%dh" % (len(data) // 2), data)
 loud = [i for i, v in enumerate(s) if abs(v) > 1000]
 if not loud:

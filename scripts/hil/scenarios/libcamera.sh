@@ -193,6 +193,19 @@ if hil_wait_for 90 grep -q "kioskcam is running" "$daemon/daemon.log"; then
     else
         hil_fail "run: a control vimc lacks is named" "$(tr '\n' ' ' <<<"$out")"
     fi
+    # What was set, with the control's range in our units, and the frame counters.
+    out=$("$KIOSKCAM" camera get --config "$daemon/kioskcam.toml" 2>&1)
+    if [[ $out == *"brightness: 20 (range "*", libcamera Brightness"* ]]; then
+        hil_pass "run: camera get shows the libcamera setting ($(grep brightness <<<"$out"))"
+    else
+        hil_fail "run: camera get shows the libcamera setting" "$(tr '\n' ' ' <<<"$out")"
+    fi
+    out=$("$KIOSKCAM" status --config "$daemon/kioskcam.toml" 2>&1)
+    if [[ $out =~ frames:\ +([1-9][0-9]*)\ delivered ]]; then
+        hil_pass "run: status counts the libcamera camera's frames ($(grep 'frames:' <<<"$out" | sed 's/^ *//'))"
+    else
+        hil_fail "run: status counts the libcamera camera's frames" "$(tr '\n' ' ' <<<"$out")"
+    fi
     grep -h "camera:" "$daemon/daemon.log" | head -n 2 | cut -c1-200 | sed 's/^/HIL: daemon: /'
 else
     hil_fail "run: the daemon starts on the libcamera camera" "$(tail -n 3 "$daemon/daemon.log" | tr '\n' ' ')"
