@@ -1149,12 +1149,16 @@ final class ApplianceHILTests: XCTestCase {
         let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
         let temporary = TemporaryDirectory("kioskcam-sound")
         let work = temporary.path
-        try FileManager.default.createDirectory(atPath: work + "/media", withIntermediateDirectories: true)
+        for folder in ["media", "shots"] {
+            try FileManager.default.createDirectory(atPath: work + "/" + folder, withIntermediateDirectories: true)
+        }
         let touch = try UInputTouchscreen(.multiTouchSlots, name: "kioskcam-hil-sound",
                                           xRange: AxisRange(minimum: 0, maximum: 799), yRange: AxisRange(minimum: 0, maximum: 479))
         defer { touch.close() }
         let touchPath = try touch.waitForDevicePath(seconds: 10)
-        let config = try writeZoomConfiguration(work: work, camera: camera, touch: touchPath, microphone: "tone")
+        let config = try writeZoomConfiguration(work: work, camera: camera, touch: touchPath, microphone: "tone",
+                                            // A file the screenshot command can read (a memory screen is private).
+                                            framebuffer: "file:" + work + "/screen.fb")
         let daemon = Daemon(work: work, config: config)
         try daemon.start()
         defer {
@@ -1192,7 +1196,8 @@ final class ApplianceHILTests: XCTestCase {
         }
     }
 
-    private func writeZoomConfiguration(work: String, camera: String, touch: String, microphone: String = "none") throws -> String {
+    private func writeZoomConfiguration(work: String, camera: String, touch: String, microphone: String = "none",
+                                        framebuffer: String = "memory") throws -> String {
         let config = work + "/kioskcam.toml"
         try """
         [storage]
@@ -1208,7 +1213,7 @@ final class ApplianceHILTests: XCTestCase {
         [buttons]
         chip = "none"
         [screen]
-        framebuffer = "memory"
+        framebuffer = "\(framebuffer)"
         virtual_size = "800x480"
         [touch]
         device = "\(touch)"
