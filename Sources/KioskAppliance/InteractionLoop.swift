@@ -47,6 +47,9 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     /// not yet applied (nil when none waits).
     private let zoomQueue = DispatchQueue(label: "kioskcam.zoom")
     private let pendingZoom = Locked<Double?>(nil)
+    /// The camera's torch as the screen shows it: nil when the camera has none, else
+    /// whether it is on (read at start, then what the last switch applied).
+    private let torchState = Locked<Bool?>(nil)
     private let pinQueue = DispatchQueue(label: "kioskcam.pin")
     /// Library listings, thumbnails and photos for the media view: disk work, off the loop.
     private let mediaQueue = DispatchQueue(label: "kioskcam.media")
@@ -121,8 +124,12 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         // The largest zoom: the camera's own where it has one, else the digital zoom's.
         // The first pinch starts from the zoom now (`camera.zoom` in the config).
         var zoomMaximum = 4.0
-        let zoomNow = Self.zoomFactor(appliance.cameraSettings)
-        if case .object(let zoom)? = appliance.cameraSettings["zoom"], let maximum = zoom["maximum"]?.doubleValue { zoomMaximum = maximum }
+        let cameraSettings = appliance.cameraSettings
+        let zoomNow = Self.zoomFactor(cameraSettings)
+        if case .object(let zoom)? = cameraSettings["zoom"], let maximum = zoom["maximum"]?.doubleValue { zoomMaximum = maximum }
+        if case .object(let torch)? = cameraSettings["torch"], torch["how"] == .string("camera") {
+            torchState.withLock { $0 = (torch["value"]?.doubleValue ?? 0) != 0 }
+        }
         let pinch = renderer.map { renderer in
             var recognizer = PinchZoomRecognizer(maximum: zoomMaximum, area: renderer.layout.preview)
             if let zoomNow { recognizer.zoomChanged(to: zoomNow) }
@@ -180,6 +187,9 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         screen.defaultPinWarning = (try? pinStore.isDefault()) ?? false
         screen.fleetProblem = fleetProblem
         screen.broadcast = broadcast
+        screen.broadcastAvailable = self.broadcast != nil && !configuration.broadcast.destinations.isEmpty
+        screen.recordingKind = status.activity.kind
+        screen.torch = torchState.withLock { $0 }
         inboxLock.withLock {
             screen.stillInProgress = stillsInProgress > 0
             screen.playbackActive = mediaPlaying
@@ -367,6 +377,20 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
                 var adjustment = CameraAdjustment()
                 guard (try? adjustment.set(.zoom, .value(latest))) != nil else { return }
                 _ = self.appliance.adjustCamera(adjustment)
+            }
+        case .setTorch(let on):
+            // Off this thread (a camera control write); the button shows what was applied.
+            let appliance = appliance, logger = logger, torchState = torchState
+            zoomQueue.async {
+                var adjustment = CameraAdjustment()
+                guard (try? adjustment.set(.torch, .value(on ? 1 : 0))) != nil else { return }
+                for report in appliance.adjustCamera(adjustment) where report.name == .torch {
+                    if let applied = report.applied {
+                        torchState.withLock { $0 = applied == "on" }
+                    } else {
+                        logger.error("torch button: \(report.line)")
+                    }
+                }
             }
         case .takeSnapshot:
             // Answered by the encoder thread with the next frame (or at once without a

@@ -26,10 +26,14 @@ extension ScreenRenderer {
         drawPreview(model)
         drawRecordingBadge(model)
         drawMotionBadge(model)
+        if model.soundRecorderShown { drawSoundRecorder(model) }
         if let notice = model.notice, !notice.isEmpty { drawNotice(notice) }
         drawRecordButton(model, pressed: model.pressedTarget == .recordButton)
         drawSnapshotButton(enabled: true, pressed: model.pressedTarget == .snapshotButton)
         drawLibraryButton(pressed: model.pressedTarget == .libraryButton)
+        if model.soundButtonShown { drawSoundButton(model, pressed: model.pressedTarget == .soundButton) }
+        if model.broadcastAvailable { drawBroadcastButton(live: model.broadcast != nil, pressed: model.pressedTarget == .broadcastButton) }
+        if let torch = model.torch { drawTorchButton(on: torch, pressed: model.pressedTarget == .torchButton) }
         drawLevelMeter(model.audioLevels, in: layout.levelMeter)
         drawStatusBar(model)
     }
@@ -103,14 +107,16 @@ extension ScreenRenderer {
                     size: fontSize, bold: true, colour: Palette.text, alignment: .leading)
     }
 
-    /// A short message in a pill near the bottom of the preview (or of `area`).
+    /// A short message in a pill near the bottom of the preview, above its row of pills
+    /// (or near the bottom of `area`).
     func drawNotice(_ notice: String, in area: ScreenRect? = nil) {
-        let area = area ?? layout.preview
         let height = max(28, layout.recordingBadge.height)
+        let bottom = area.map { $0.maxY - max(8, height / 3) } ?? layout.libraryButton.y - max(8, height / 3)
+        let area = area ?? layout.preview
         let fontSize = (Double(height) * 0.45).rounded()
         canvas.setFont(size: fontSize)
         let width = min(area.width - 24, Int(canvas.textWidth(notice)) + height)
-        let pill = ScreenRect(x: area.x + (area.width - width) / 2, y: area.maxY - height - max(8, height / 3), width: width, height: height)
+        let pill = ScreenRect(x: area.x + (area.width - width) / 2, y: bottom - height, width: width, height: height)
         canvas.fillRounded(pill, radius: Double(height) / 2, Palette.surface.withAlpha(0.92))
         canvas.strokeRounded(pill, radius: Double(height) / 2, width: 1.5, Palette.surfaceEdge)
         canvas.text(notice, in: pill, size: fontSize, bold: true, colour: Palette.text, padding: Double(height) / 2)
@@ -174,6 +180,57 @@ extension ScreenRenderer {
         canvas.strokeRounded(rect, radius: Double(rect.height) / 2, width: 1.5, Palette.surfaceEdge)
         canvas.text("Library", in: rect, size: (Double(rect.height) * 0.45).rounded(), bold: true, colour: Palette.text,
                     padding: Double(rect.height) / 3)
+    }
+
+    /// "● Sound" in a pill left of Library; "■ Stop" in red while the sound recorder
+    /// records; dimmed while something else records or the recorder starts or stops.
+    private func drawSoundButton(_ model: ScreenModel, pressed: Bool) {
+        let rect = layout.soundButton
+        let enabled = model.soundButtonEnabled
+        let recording = model.soundRecorderShown
+        let radius = Double(rect.height) / 2
+        canvas.fillRounded(rect, radius: radius, pressed && enabled ? Palette.accent : (recording ? Palette.red : Palette.scrim))
+        canvas.strokeRounded(rect, radius: radius, width: 1.5, Palette.surfaceEdge)
+        let alpha = enabled ? 1.0 : 0.35
+        let label = recording ? (model.recordingState == .recording ? "■ Stop" : "…") : "● Sound"
+        canvas.text(label, in: rect, size: (Double(rect.height) * 0.45).rounded(), bold: true, colour: Palette.text.withAlpha(alpha),
+                    padding: Double(rect.height) / 3)
+    }
+
+    /// The sound recorder over the preview: the loudest channel's level in dBFS and the
+    /// waveform so far, scaled to its loudest moment, on a dark panel.
+    private func drawSoundRecorder(_ model: ScreenModel) {
+        let panel = layout.soundPanel, area = layout.soundWaveform
+        guard !panel.isEmpty else { return }
+        canvas.fillRounded(panel, radius: Double(min(panel.width, panel.height)) * 0.06, Palette.surface.withAlpha(0.94))
+        canvas.strokeRounded(panel, radius: Double(min(panel.width, panel.height)) * 0.06, width: 1.5, Palette.surfaceEdge)
+        let lineHeight = area.y - panel.y
+        let level = model.audioLevels?.rmsDBFS.max().map { $0 <= AudioLevelMeter.floorDBFS ? "silence" : "\(Int($0.rounded())) dBFS" } ?? "no microphone"
+        canvas.text("Sound recording  ·  " + level, in: ScreenRect(x: area.x, y: panel.y, width: area.width, height: lineHeight),
+                    size: Double(max(12, min(22, lineHeight / 2))), bold: true, colour: Palette.text, alignment: .leading, padding: 4)
+        canvas.fill(area, Palette.background)
+        let inset = max(2, area.height / 20)
+        let centre = area.inset(by: inset)
+        canvas.fill(ScreenRect(x: centre.x, y: centre.y + centre.height / 2, width: centre.width, height: 1), Palette.accent.withAlpha(0.5))
+        for bar in model.soundWaveform.bars(in: area, inset: inset) { canvas.fill(bar, Palette.accent) }
+    }
+
+    /// A square "LIVE" button over the preview's bottom-left: red while the broadcast runs.
+    private func drawBroadcastButton(live: Bool, pressed: Bool) {
+        drawSmallButton(layout.broadcastButton, label: "LIVE", on: live, onColour: Palette.red, pressed: pressed)
+    }
+
+    /// A square torch button beside it: amber while the torch is on.
+    private func drawTorchButton(on: Bool, pressed: Bool) {
+        drawSmallButton(layout.torchButton, label: "Torch", on: on, onColour: Palette.amber, pressed: pressed)
+    }
+
+    private func drawSmallButton(_ rect: ScreenRect, label: String, on: Bool, onColour: Colour, pressed: Bool) {
+        let radius = Double(rect.height) * 0.25
+        canvas.fillRounded(rect, radius: radius, pressed ? Palette.accent : (on ? onColour : Palette.scrim))
+        canvas.strokeRounded(rect, radius: radius, width: 1.5, Palette.surfaceEdge)
+        canvas.text(label, in: rect, size: (Double(rect.height) * 0.28).rounded(), bold: true,
+                    colour: on && !pressed ? Palette.black : Palette.text, padding: 2)
     }
 
     func drawButtonFace(_ rect: ScreenRect, pressed: Bool, highlighted: Bool) {

@@ -1142,7 +1142,62 @@ final class ApplianceHILTests: XCTestCase {
                              ("the 2x recording's last frame", try luma(video, filter: "", seek: "-0.5"))], of: wide)
     }
     /// A zoom test's daemon: vivid at 320x180, a memory screen, `touch` as the touch device.
-    private func writeZoomConfiguration(work: String, camera: String, touch: String) throws -> String {
+    /// The screen's Sound pill records sound only through the recording owner, and its
+    /// Stop ends it: an AAC-only `.m4a` of about the time between the taps, and the
+    /// screenshot in between shows the sound recorder's waveform.
+    func testTheScreensSoundButtonRecordsSoundOnly() throws {
+        let camera = try requireEnvironment("KIOSKCAM_HIL_CAMERA")
+        let temporary = TemporaryDirectory("kioskcam-sound")
+        let work = temporary.path
+        for folder in ["media", "shots"] {
+            try FileManager.default.createDirectory(atPath: work + "/" + folder, withIntermediateDirectories: true)
+        }
+        let touch = try UInputTouchscreen(.multiTouchSlots, name: "kioskcam-hil-sound",
+                                          xRange: AxisRange(minimum: 0, maximum: 799), yRange: AxisRange(minimum: 0, maximum: 479))
+        defer { touch.close() }
+        let touchPath = try touch.waitForDevicePath(seconds: 10)
+        let config = try writeZoomConfiguration(work: work, camera: camera, touch: touchPath, microphone: "tone",
+                                            // A file the screenshot command can read (a memory screen is private).
+                                            framebuffer: "file:" + work + "/screen.fb")
+        let daemon = Daemon(work: work, config: config)
+        try daemon.start()
+        defer {
+            kill(daemon.process.processIdentifier, SIGTERM)
+            _ = daemon.wait(timeout: 30)
+        }
+        let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
+        guard check(waitFor(120, interval: 0.5) { (try? client.send(.status)) != nil }, "the daemon answers on its socket",
+                    daemon.logText().suffix(1500).description) else { return }
+        // The pill shows once the tone's levels reach the screen (a status round).
+        Thread.sleep(forTimeInterval: 2)
+        let sound = ScreenPoint(x: layout.soundButton.x + layout.soundButton.width / 2, y: layout.soundButton.y + layout.soundButton.height / 2)
+        try tap(touch, sound)
+        guard check(waitForRecording(daemon, "recording", kind: "audio"), "touch: the Sound pill starts a sound-only recording",
+                    "\(daemon.socketStatus()); log: \(daemon.logText().suffix(800))") else { return }
+        Thread.sleep(forTimeInterval: 3)
+        let picture = try screenshot(daemon, "sound-recorder")
+        try tap(touch, sound)
+        check(waitForRecording(daemon, "idle"), "touch: the Stop pill ends the sound-only recording", "\(daemon.socketStatus())")
+        let sounds = files(under: daemon.media).filter { $0.hasSuffix(".m4a") }
+        guard check(sounds.count == 1, "one sound-only recording in the library", "\(files(under: daemon.media))") else { return }
+        let probe = try FFprobe.probe(daemon.media + "/" + sounds[0])
+        check(probe.video == nil && probe.audio?.codec_name == "aac", "\(sounds[0]): AAC only", "\(probe.streams.map(\.codec_name))")
+        check(probe.format.durationSeconds > 2 && probe.format.durationSeconds < 20, "\(sounds[0]): about the time between the taps",
+              "\(probe.format.durationSeconds) s")
+        if let picture {
+            // The waveform's accent blue (#3B82F6) lights part of the waveform area.
+            let area = layout.soundWaveform
+            var lit = 0
+            for y in stride(from: area.y, to: area.maxY, by: 2) {
+                for x in stride(from: area.x, to: area.maxX, by: 2)
+                where Picture.distance(picture.pixel(x, y), (r: 0x3B, g: 0x82, b: 0xF6)) < 40 { lit += 1 }
+            }
+            check(lit > 20, "the screenshot while recording shows the waveform", "\(lit) blue samples in \(area)")
+        }
+    }
+
+    private func writeZoomConfiguration(work: String, camera: String, touch: String, microphone: String = "none",
+                                        framebuffer: String = "memory") throws -> String {
         let config = work + "/kioskcam.toml"
         try """
         [storage]
@@ -1152,13 +1207,13 @@ final class ApplianceHILTests: XCTestCase {
         size = "320x180"
         fps = 15
         [microphone]
-        source = "none"
+        source = "\(microphone)"
         [encoder]
         preset = "ultrafast"
         [buttons]
         chip = "none"
         [screen]
-        framebuffer = "memory"
+        framebuffer = "\(framebuffer)"
         virtual_size = "800x480"
         [touch]
         device = "\(touch)"

@@ -53,6 +53,19 @@ final class ScreenBenchmarkTests: XCTestCase {
             }
             print(String(format: "bench-screen: live frame 800x480 %@ (640x480 YUYV preview scaled + drawn + copied): median %.2f ms, p99 %.2f ms",
                          format.description, percentile(liveTimes, 0.5), percentile(liveTimes, 0.99)))
+
+            // The sound recorder over the preview: its waveform grows a column a frame.
+            var sound = ScreenScenes.soundModel()
+            var soundTimes: [Double] = []
+            for round in 0..<max(20, rounds / 4) {
+                sound.soundWaveform.add(amplitude: Float(round % 10) / 10)
+                let start = DispatchTime.now().uptimeNanoseconds
+                try renderer.updatePreview(frame)
+                renderer.render(sound)
+                soundTimes.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+            }
+            print(String(format: "bench-screen: sound recorder frame 800x480 %@ (preview + waveform panel, %d columns): median %.2f ms, p99 %.2f ms",
+                         format.description, sound.soundWaveform.amplitudes.count, percentile(soundTimes, 0.5), percentile(soundTimes, 0.99)))
         }
     }
 

@@ -21,6 +21,46 @@ final class ScreenGoldenTests: XCTestCase {
         }
     }
 
+    /// The sound recorder: level, waveform, the red Stop pill; LIVE and torch lit.
+    func testSoundRecorderScreen() throws {
+        try compareAll("sound") { renderer in
+            try renderer.updatePreview(ScreenScenes.testPatternFrame())
+            renderer.render(ScreenScenes.soundModel())
+        }
+    }
+
+    /// The waveform grows from the left: more level updates light more columns of the
+    /// panel's waveform area, and none right of the last one.
+    func testTheSoundWaveformGrowsFromTheLeft() throws {
+        let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .xrgb8888)
+        let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
+        let area = renderer.layout.soundWaveform
+        /// Columns of the waveform area holding the accent blue above or below the centre line.
+        func litColumns(_ model: ScreenModel) -> [Int] {
+            renderer.render(model)
+            let rgba = framebuffer.logicalRGBA(rotation: .none)
+            let centre = area.y + area.height / 2
+            return (area.x..<area.maxX).filter { x in
+                (area.y..<area.maxY).contains { y in
+                    let i = (y * 800 + x) * 4
+                    return abs(y - centre) > 2 && rgba[i] < 0x50 && rgba[i + 2] > 0xE0 && rgba[i + 1] > 0x70
+                }
+            }
+        }
+        var model = ScreenScenes.soundModel()
+        model.soundWaveform = LiveWaveform()
+        for _ in 0..<50 { model.soundWaveform.add(amplitude: 0.3) }
+        let short = litColumns(model)
+        for _ in 0..<100 { model.soundWaveform.add(amplitude: 0.3) }
+        let long = litColumns(model)
+        XCTAssertGreaterThan(short.count, 40)
+        XCTAssertLessThan(short.max() ?? .max, area.x + 60, "50 updates: about 50 columns from the left")
+        XCTAssertGreaterThan(long.count, 140)
+        XCTAssertLessThan(long.max() ?? .max, area.x + 160)
+        model.recordingKind = .video
+        XCTAssertEqual(litColumns(model).count, 0, "a video recording shows no sound recorder")
+    }
+
     func testPinScreen() throws {
         try compareAll("pin") { renderer in renderer.render(ScreenScenes.pinModel()) }
     }

@@ -23,6 +23,29 @@ enum ScreenScenes {
         return model
     }
 
+    /// The live screen with the sound recorder 40 s into a sound-only recording (a
+    /// swelling and fading tone, 400 level updates), the broadcast running, the torch on.
+    static func soundModel() -> ScreenModel {
+        var model = ScreenModel()
+        model.page = .live
+        model.recordingState = .recording
+        model.recordingKind = .audio
+        model.recordingSeconds = 40.2
+        model.recordingBytes = 650_000
+        model.audioLevels = AudioLevels(rmsDBFS: [-18.4], peakHoldDBFS: [-9], updatedAt: MonotonicInstant(nanoseconds: 0))
+        for index in 0..<400 {
+            let swell = Float(index % 100) / 100
+            model.soundWaveform.add(amplitude: 0.05 + 0.4 * swell * (1 - swell) * Float(1 + index / 100))
+        }
+        model.freeBytes = 58 * 1_073_741_824
+        model.cameraState = "streaming"
+        model.deviceName = "kioskcam-lobby"
+        model.broadcastAvailable = true
+        model.broadcast = "● LIVE 1.2 MB"
+        model.torch = true
+        return model
+    }
+
     static func pinModel() -> ScreenModel {
         var model = ScreenModel()
         model.page = .pin

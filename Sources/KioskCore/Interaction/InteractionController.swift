@@ -243,6 +243,9 @@ public struct InteractionController: Sendable {
             case .redraw: break
             case .startRecording: run(.record(.start(.video)), recorder: recorder, effects: &effects)
             case .stopRecording: run(.record(.stop), recorder: recorder, effects: &effects)
+            case .startSoundRecording: run(.record(.start(.audio)), recorder: recorder, effects: &effects)
+            case .toggleBroadcast: run(.toggleBroadcast, recorder: recorder, effects: &effects)
+            case .setTorch(let on): effects.append(.setTorch(on))
             case .takeSnapshot: run(.takeSnapshot, recorder: recorder, effects: &effects)
             case .setPanelBlank(let blank): effects.append(.setPanelBlank(blank))
             case .verifyPIN(let pin): effects.append(.checkPIN(pin))

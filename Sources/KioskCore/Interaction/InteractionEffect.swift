@@ -22,6 +22,8 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
     /// Zoom the camera to this factor (a pinch or a double tap on the preview): the
     /// camera's own zoom where it has one, else the digital zoom; both glide there.
     case setZoom(Double)
+    /// Switch the camera's torch on (true) or off (false) (the screen's torch button).
+    case setTorch(Bool)
     /// Check these four digits against the PIN store; answer with `.pinChecked`.
     case checkPIN(String)
 
@@ -67,6 +69,7 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
         case .takeSnapshot: "takeSnapshot"
         case .toggleBroadcast: "toggleBroadcast"
         case .setZoom(let factor): "setZoom(\(factor))"
+        case .setTorch(let on): "setTorch(\(on))"
         case .checkPIN: "checkPIN(****)"
         case .draw(let model): "draw(\(model.page.rawValue))"
         case .refreshPreview: "refreshPreview"

@@ -5,6 +5,12 @@
 public enum ScreenEffect: Sendable, Equatable, CustomStringConvertible {
     case startRecording
     case stopRecording
+    /// Start a sound-only recording (the sound button; its stop is `.stopRecording`).
+    case startSoundRecording
+    /// Start the broadcast to `[broadcast] to`, or stop the one running.
+    case toggleBroadcast
+    /// Switch the camera's torch on (true) or off (false).
+    case setTorch(Bool)
     case takeSnapshot
     /// Check these four digits against the PIN store.
     case verifyPIN(String)
@@ -20,6 +26,9 @@ public enum ScreenEffect: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .startRecording: "startRecording"
         case .stopRecording: "stopRecording"
+        case .startSoundRecording: "startSoundRecording"
+        case .toggleBroadcast: "toggleBroadcast"
+        case .setTorch(let on): "setTorch(\(on))"
         case .takeSnapshot: "takeSnapshot"
         case .verifyPIN: "verifyPIN(****)"
         case .setPanelBlank(let blank): "setPanelBlank(\(blank))"
@@ -53,6 +62,12 @@ public struct ScreenStatus: Sendable, Equatable {
     public var fleetProblem: String?
     /// The broadcast's state for the status line ("● LIVE 1.2 MB"); nil when none runs.
     public var broadcast: String?
+    /// `[broadcast] to` is set, so the broadcast button shows.
+    public var broadcastAvailable = false
+    /// What records (`RecordingActivity.kind`): sound only shows the sound recorder.
+    public var recordingKind: RecordingKind?
+    /// The camera's torch: nil without one, else whether it is on.
+    public var torch: Bool?
 
     public init() {}
 }
@@ -185,6 +200,7 @@ public struct ScreenController: Sendable {
         reportedRecordingState = state
         recordCommandDeadline = nil
         model.recordingState = state
+        if state == .idle { updateSoundRecorder(kind: nil) }
         return finish(before, [])
     }
 
@@ -205,6 +221,9 @@ public struct ScreenController: Sendable {
         model.eventClip = newStatus.eventClip
         model.fleetProblem = newStatus.fleetProblem
         model.broadcast = newStatus.broadcast
+        model.broadcastAvailable = newStatus.broadcastAvailable
+        model.torch = newStatus.torch
+        updateSoundRecorder(kind: newStatus.recordingKind)
         return finish(before, [])
     }
 
@@ -261,6 +280,19 @@ public struct ScreenController: Sendable {
         }
         blankTimer?.reset(at: now)
         return finish(before, effects)
+    }
+
+    /// Follows what records: a new sound-only recording starts an empty waveform, each
+    /// level update while it records adds a column, and the waveform goes with it.
+    private mutating func updateSoundRecorder(kind: RecordingKind?) {
+        let wasSound = model.recordingKind == .audio
+        if let kind { model.recordingKind = kind } else if model.recordingState == .idle { model.recordingKind = nil }
+        guard model.recordingKind == .audio, model.recordingState != .idle else {
+            if !model.soundWaveform.isEmpty { model.soundWaveform = LiveWaveform() }
+            return
+        }
+        if !wasSound { model.soundWaveform = LiveWaveform() }
+        if model.recordingState == .recording, let levels = model.audioLevels { model.soundWaveform.add(levels) }
     }
 
     // MARK: Transitions
@@ -326,7 +358,7 @@ public struct ScreenController: Sendable {
             return
         }
         if let tracked, tracked.slot != event.slot { return }  // a second finger
-        let target = layout.target(at: event.point, on: model.page).flatMap { isEnabled($0, now: now) ? $0 : nil }
+        let target = layout.target(at: event.point, on: model.page, shown: model.liveTargets).flatMap { isEnabled($0, now: now) ? $0 : nil }
         tracked = TrackedTouch(slot: event.slot, page: model.page, target: target)
         model.pressedTarget = target
     }
@@ -338,7 +370,7 @@ public struct ScreenController: Sendable {
         }
         guard let tracked, tracked.slot == event.slot, let target = tracked.target else { return }
         // Sliding off a button releases it visually; sliding back presses it again.
-        let over = tracked.page == model.page && layout.target(at: event.point, on: model.page) == target
+        let over = tracked.page == model.page && layout.target(at: event.point, on: model.page, shown: model.liveTargets) == target
         model.pressedTarget = over ? target : nil
     }
 
@@ -356,7 +388,7 @@ public struct ScreenController: Sendable {
         tracked = nil
         model.pressedTarget = nil
         guard let target = touch.target, touch.page == model.page,
-              layout.target(at: event.point, on: model.page) == target, isEnabled(target, now: now) else { return }
+              layout.target(at: event.point, on: model.page, shown: model.liveTargets) == target, isEnabled(target, now: now) else { return }
         fire(target, now: now, effects: &effects)
     }
 
@@ -365,6 +397,9 @@ public struct ScreenController: Sendable {
         case .recordButton: model.page == .live && model.recordButtonEnabled
         case .snapshotButton: model.page == .live && !status.stillInProgress
         case .libraryButton: model.page == .live
+        case .soundButton: model.page == .live && model.soundButtonShown && model.soundButtonEnabled
+        case .broadcastButton: model.page == .live && model.broadcastAvailable
+        case .torchButton: model.page == .live && model.torch != nil
         case .pinKey: model.page == .pin && !isCheckingPIN && !isLockedOut(now: now)
         }
     }
@@ -388,6 +423,26 @@ public struct ScreenController: Sendable {
             }
         case .snapshotButton:
             effects.append(.takeSnapshot)
+        case .soundButton:
+            // Like the record button: shown as starting/stopping at once.
+            switch model.recordingState {
+            case .idle:
+                model.recordingState = .starting
+                model.recordingKind = .audio
+                model.soundWaveform = LiveWaveform()
+                recordCommandDeadline = now.advanced(byNanoseconds: Self.recordCommandTimeoutNanoseconds)
+                effects.append(.startSoundRecording)
+            case .recording where model.recordingKind == .audio:
+                model.recordingState = .stopping
+                recordCommandDeadline = now.advanced(byNanoseconds: Self.recordCommandTimeoutNanoseconds)
+                effects.append(.stopRecording)
+            default:
+                break
+            }
+        case .broadcastButton:
+            effects.append(.toggleBroadcast)
+        case .torchButton:
+            effects.append(.setTorch(!(model.torch ?? false)))
         case .libraryButton:
             var media = MediaBrowser(layout: MediaViewLayout(size: layout.size))
             let opened = media.open()

@@ -20,6 +20,16 @@ public struct ScreenLayout: Sendable, Equatable {
     /// "Library", a pill over the preview's bottom-right corner (so the controls beside
     /// the preview keep their size).
     public let libraryButton: ScreenRect
+    /// "Sound", a pill left of the Library pill: starts and stops a sound-only recording.
+    public let soundButton: ScreenRect
+    /// Small square buttons over the preview's bottom-left corner, one above the other,
+    /// shown only where they work: the broadcast (`[broadcast] to` set) and the torch (the camera has one).
+    public let broadcastButton: ScreenRect
+    public let torchButton: ScreenRect
+    /// The sound recorder over the preview while a sound-only recording runs: the live
+    /// level and the growing waveform (`soundWaveform` inside it).
+    public let soundPanel: ScreenRect
+    public let soundWaveform: ScreenRect
 
     /// PIN screen: the title ("Enter PIN"), the entry dots and the message line.
     public let pinTitle: ScreenRect
@@ -69,6 +79,18 @@ public struct ScreenLayout: Sendable, Equatable {
         let libraryWidth = min(preview.width / 3, libraryHeight * 3)
         libraryButton = ScreenRect(x: preview.maxX - gap - libraryWidth, y: preview.maxY - gap - libraryHeight,
                                    width: libraryWidth, height: libraryHeight)
+        soundButton = ScreenRect(x: libraryButton.x - gap - libraryWidth, y: libraryButton.y,
+                                 width: libraryWidth, height: libraryHeight)
+        // Stacked upwards, so a narrow preview still has room beside the pills.
+        broadcastButton = ScreenRect(x: preview.x + gap, y: libraryButton.y, width: libraryHeight, height: libraryHeight)
+        torchButton = ScreenRect(x: preview.x + gap, y: broadcastButton.y - gap - libraryHeight, width: libraryHeight, height: libraryHeight)
+        let panelTop = recordingBadge.maxY + gap
+        soundPanel = ScreenRect(x: preview.x + gap, y: panelTop, width: preview.width - 2 * gap,
+                                height: max(0, torchButton.y - gap - panelTop))
+        // A line for the level in dBFS above the waveform.
+        let levelLine = max(20, soundPanel.height / 6)
+        soundWaveform = ScreenRect(x: soundPanel.x + gap, y: soundPanel.y + levelLine + gap, width: soundPanel.width - 2 * gap,
+                                   height: max(0, soundPanel.height - levelLine - 2 * gap))
 
         // PIN pad: square-ish keys sized to fit the smaller side, centred.
         let headerHeight = h / 5
@@ -100,12 +122,18 @@ public struct ScreenLayout: Sendable, Equatable {
     }
 
     /// What a tap at `point` hits on `page`, if anything.
-    public func target(at point: ScreenPoint, on page: ScreenPage) -> ScreenTarget? {
+    /// - Parameter shown: The live screen's optional buttons that are drawn (see
+    ///   `ScreenModel.liveTargets`); the others are not hit.
+    public func target(at point: ScreenPoint, on page: ScreenPage,
+                       shown: Set<ScreenTarget> = []) -> ScreenTarget? {
         switch page {
         case .live:
             if recordButton.contains(point) { return .recordButton }
             if snapshotButton.contains(point) { return .snapshotButton }
             if libraryButton.contains(point) { return .libraryButton }
+            for optional in [ScreenTarget.soundButton, .broadcastButton, .torchButton] where shown.contains(optional) {
+                if let rect = rect(of: optional), rect.contains(point) { return optional }
+            }
             return nil
         case .pin:
             return pinKeys.first { $0.rect.contains(point) }.map { .pinKey($0.key) }
@@ -120,6 +148,9 @@ public struct ScreenLayout: Sendable, Equatable {
         case .recordButton: recordButton
         case .snapshotButton: snapshotButton
         case .libraryButton: libraryButton
+        case .soundButton: soundButton
+        case .broadcastButton: broadcastButton
+        case .torchButton: torchButton
         case .pinKey(let key): pinKeys.first { $0.key == key }?.rect
         }
     }

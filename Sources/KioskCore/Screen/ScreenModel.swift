@@ -32,6 +32,12 @@ public enum ScreenTarget: Sendable, Equatable, Hashable {
     case snapshotButton
     /// Opens the media view (live screen, unlocked only).
     case libraryButton
+    /// Starts a sound-only recording, or stops the one running (live screen).
+    case soundButton
+    /// Starts or stops the broadcast to `[broadcast] to` (live screen, when it is set).
+    case broadcastButton
+    /// Switches the camera's torch on or off (live screen, when the camera has one).
+    case torchButton
     case pinKey(PinKey)
 }
 
@@ -44,6 +50,22 @@ public struct ScreenModel: Sendable, Equatable {
     // Live screen.
     /// The recorder's state; drives the REC indicator and the record button.
     public var recordingState: RecordingState = .idle
+    /// What records: a sound-only recording shows the sound recorder over the preview.
+    public var recordingKind: RecordingKind?
+    /// The sound-only recording's waveform so far (empty otherwise).
+    public var soundWaveform = LiveWaveform()
+    /// The sound recorder is showing: a sound-only recording starts, runs or stops.
+    public var soundRecorderShown: Bool { recordingKind == .audio && recordingState != .idle }
+    /// The sound button shows while a microphone gives levels, or while sound records.
+    public var soundButtonShown: Bool { audioLevels != nil || soundRecorderShown }
+    /// The sound button works when nothing records, or to stop the sound recording.
+    public var soundButtonEnabled: Bool {
+        recordingState == .idle || (recordingKind == .audio && recordingState == .recording)
+    }
+    /// `[broadcast] to` is set: the broadcast button shows (`broadcast` says whether it runs).
+    public var broadcastAvailable = false
+    /// The torch: nil when the camera has none (no button), else whether it is on.
+    public var torch: Bool?
     /// Seconds and bytes of the recording in progress (live).
     public var recordingSeconds: Double = 0
     public var recordingBytes: Int64 = 0
@@ -80,4 +102,13 @@ public struct ScreenModel: Sendable, Equatable {
     public var media: MediaBrowser?
 
     public init() {}
+
+    /// The live screen's optional buttons drawn now (so only they can be tapped).
+    public var liveTargets: Set<ScreenTarget> {
+        var shown: Set<ScreenTarget> = []
+        if soundButtonShown { shown.insert(.soundButton) }
+        if broadcastAvailable { shown.insert(.broadcastButton) }
+        if torch != nil { shown.insert(.torchButton) }
+        return shown
+    }
 }

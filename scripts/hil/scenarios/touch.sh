@@ -171,6 +171,10 @@ ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 if hil_modprobe vivid n_devs=1 node_types=0x1 && hil_wait_for 10 test -c /dev/video0; then
     hil_xctest --timeout 600 --dir "$WORK" pinch KIOSKCAM_HIL_APPLIANCE=1 KIOSKCAM_HIL_CAMERA=/dev/video0 \
         -- KioskApplianceTests.ApplianceHILTests/testPinchOnTheTouchScreenZoomsVividsPicture
+    # The Sound pill: a sound-only recording from the built-in tone, its waveform on the
+    # screen, its Stop; the .m4a is probed.
+    hil_xctest --timeout 600 --dir "$WORK" sound KIOSKCAM_HIL_APPLIANCE=1 KIOSKCAM_HIL_CAMERA=/dev/video0 \
+        -- KioskApplianceTests.ApplianceHILTests/testTheScreensSoundButtonRecordsSoundOnly
 else
     hil_fail "vivid for the pinch test: /dev/video0" "modprobe vivid failed"
 fi
