@@ -14,6 +14,9 @@ public struct CameraFrameCounters: Sendable, Equatable, Codable {
     /// Dropped because they were broken (flagged by the driver, short, undecodable).
     public var corrupt: Int
 
+    /// Nothing counted yet.
+    public static let zero = CameraFrameCounters(delivered: 0, leased: 0, copied: 0, dropped: 0, corrupt: 0)
+
     public init(delivered: Int, leased: Int, copied: Int, paced: Int = 0, dropped: Int, corrupt: Int) {
         self.delivered = delivered
         self.leased = leased

@@ -41,7 +41,7 @@ public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
         var lent = 0
         var returned: [Int] = []
         var streaming = false
-        var counters = Counters()
+        var counters = CameraFrameCounters.zero
         /// Set at start when the camera cannot be told the rate (no FrameDurationLimits).
         var pacer: FramePacer?
     }
@@ -49,21 +49,13 @@ public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
     private let streaming = ThreadGroup()
     private let bufferCount: Int
 
-    struct Counters {
-        var delivered = 0
-        var leased = 0
-        var copied = 0
-        var droppedNoBuffer = 0
-        var corrupt = 0
-        var paced = 0
-    }
 
     /// Frames handed to the sink; of those, handed on in libcamera's buffer / copied.
     public var framesDelivered: Int { state.withLock { $0.counters.delivered } }
     public var framesLeased: Int { state.withLock { $0.counters.leased } }
     public var framesCopied: Int { state.withLock { $0.counters.copied } }
     /// Frames dropped because every pooled buffer was still on its way to the encoder.
-    public var droppedNoBuffer: Int { state.withLock { $0.counters.droppedNoBuffer } }
+    public var droppedNoBuffer: Int { state.withLock { $0.counters.dropped } }
     /// Frames libcamera flagged as failed, or shorter than their format.
     public var corruptFrames: Int { state.withLock { $0.counters.corrupt } }
     /// Frames left out because the camera ran faster than `format.framesPerSecond` and
@@ -82,10 +74,7 @@ public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
 
     /// All the counters at one instant, for status and metrics.
     public var frameCounters: CameraFrameCounters {
-        state.withLock {
-            CameraFrameCounters(delivered: $0.counters.delivered, leased: $0.counters.leased, copied: $0.counters.copied,
-                                paced: $0.counters.paced, dropped: $0.counters.droppedNoBuffer, corrupt: $0.counters.corrupt)
-        }
+        state.withLock { $0.counters }
     }
 
     /// Buffers always left with the camera: below this a frame is copied out and its
@@ -367,7 +356,7 @@ public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
             state.withLock { $0.counters.delivered += 1 }
             return .usable
         case .failure(.noBuffer):
-            state.withLock { $0.counters.droppedNoBuffer += 1 }
+            state.withLock { $0.counters.dropped += 1 }
             return .usable
         case .failure(.corrupt):
             state.withLock { $0.counters.corrupt += 1 }

@@ -44,24 +44,17 @@ public final class V4L2Camera: VideoSource, FrameCounting, Sendable {
     private struct State {
         var running = false
         var stopRequested = false
-        var counters = Counters()
+        var counters = CameraFrameCounters.zero
     }
     private let state = Locked(State())
     /// The capture thread; `stop()` waits for it (it has reported the end by then).
     private let streaming = ThreadGroup()
 
-    struct Counters {
-        var delivered = 0
-        var droppedNoBuffer = 0
-        var corrupt = 0
-        var leased = 0
-        var copied = 0
-    }
 
     /// Frames handed to the sink.
     public var framesDelivered: Int { state.withLock { $0.counters.delivered } }
     /// Frames dropped because every pooled buffer was still queued for the encoder.
-    public var droppedNoBuffer: Int { state.withLock { $0.counters.droppedNoBuffer } }
+    public var droppedNoBuffer: Int { state.withLock { $0.counters.dropped } }
     /// Frames dropped because they were broken: an undecodable JPEG, a frame the driver
     /// flagged as erroneous, or one shorter than its format needs.
     public var corruptFrames: Int { state.withLock { $0.counters.corrupt } }
@@ -73,10 +66,7 @@ public final class V4L2Camera: VideoSource, FrameCounting, Sendable {
     /// All the counters at one instant, for status and metrics (V4L2 cameras take the
     /// rate they are asked for: nothing is paced out).
     public var frameCounters: CameraFrameCounters {
-        state.withLock {
-            CameraFrameCounters(delivered: $0.counters.delivered, leased: $0.counters.leased, copied: $0.counters.copied,
-                                dropped: $0.counters.droppedNoBuffer, corrupt: $0.counters.corrupt)
-        }
+        state.withLock { $0.counters }
     }
 
     /// Opens the camera and sets it up for `request`, preferring `request.pixelFormat`
@@ -318,7 +308,7 @@ public final class V4L2Camera: VideoSource, FrameCounting, Sendable {
             state.withLock { $0.counters.delivered += 1 }
             return .usable
         case .failure(.noBuffer):
-            state.withLock { $0.counters.droppedNoBuffer += 1 }
+            state.withLock { $0.counters.dropped += 1 }
             return .usable
         case .failure(.corrupt):
             state.withLock { $0.counters.corrupt += 1 }
