@@ -63,6 +63,46 @@ hil_wait_for() {
     done
 }
 
+# The unplug checks, shared by the V4L2 and the libcamera scenario: a recording into ROOT
+# whose camera is removed mid-way must leave finished, playable MP4s and no `.part`.
+hil_count_videos() { find "$1/video" -name '*.mp4' 2>/dev/null | wc -l; }
+hil_count_parts() { find "$1/.incoming" -name '*.part' 2>/dev/null | wc -l; }
+hil_has_video() { (($(hil_count_videos "$1") >= 1)); }
+hil_has_part() { (($(hil_count_parts "$1") >= 1)); }
+
+# hil_check_unplugged_part ROOT SECONDS WHAT: within SECONDS the part recorded before the
+# unplug is finished, and it plays for at least 2 s.
+hil_check_unplugged_part() {
+    local root=$1 limit=$2 what=$3 first seconds
+    if ! hil_wait_for "$limit" hil_has_video "$root"; then
+        hil_fail "unplug: the recording is finished" "no file in the library $limit s after the $what"
+        return
+    fi
+    first=$(find "$root/video" -name '*.mp4' | sort | head -n 1)
+    seconds=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$first" 2>/dev/null || echo 0)
+    if python3 -c "import sys; sys.exit(0 if float('${seconds:-0}') >= 2.0 else 1)"; then
+        hil_pass "unplug: the part recorded before the $what is finished and plays (${seconds} s)"
+    else
+        hil_fail "unplug: the finished part plays" "duration '${seconds}'"
+    fi
+}
+
+# hil_check_all_playable ROOT MINIMUM WHAT: at least MINIMUM finished MP4s, every one
+# decodes to the end, and no `.part` is left.
+hil_check_all_playable() {
+    local root=$1 minimum=$2 what=$3 bad=0 file videos parts
+    while read -r file; do
+        ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$file" >/dev/null 2>&1 || bad=$((bad + 1))
+    done < <(find "$root/video" -name '*.mp4')
+    videos=$(hil_count_videos "$root")
+    parts=$(hil_count_parts "$root")
+    if ((videos >= minimum && bad == 0 && parts == 0)); then
+        hil_pass "$what: $videos file(s), all playable, nothing half-written"
+    else
+        hil_fail "$what: at least $minimum playable file(s)" "$videos files, $bad unplayable, $parts .part left"
+    fi
+}
+
 # hil_xctest [--timeout SECS] [--dir DIR] NAME [VAR=VALUE...] -- Target.Class
 # Runs one XCTest class of the test bundle ($HIL_XCTEST, else the build's
 # kioskcamPackageTests.xctest) in DIR (default: here) with the variables set, and

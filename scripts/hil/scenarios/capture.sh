@@ -224,31 +224,17 @@ root=$WORK/media-unplug
 log=$WORK/record-unplug.log
 "$KIOSKCAM" record --config "$WORK/kioskcam.toml" --camera /dev/video0 --size "$SIZE" --fps 30 --mic "alsa:$MIC" --root "$root" >"$WORK/unplug.out" 2>"$log" &
 RECORDER=$!
-count_videos() { find "$root/video" -name '*.mp4' 2>/dev/null | wc -l; }
-count_parts() { find "$root/.incoming" -name '*.part' 2>/dev/null | wc -l; }
-has_video() { (($(count_videos) >= 1)); }
-has_part() { (($(count_parts) >= 1)); }
-if hil_wait_for 30 has_part; then
+if hil_wait_for 30 hil_has_part "$root"; then
     sleep 3
     # Unbinding the driver is what an unplugged USB camera does to an open device:
     # its node disappears and every call on the fd fails with ENODEV.
     echo vivid.0 >/sys/bus/platform/drivers/vivid/unbind
-    if hil_wait_for 15 has_video; then
-        first=$(find "$root/video" -name '*.mp4' | sort | head -n 1)
-        seconds=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$first" 2>/dev/null || echo 0)
-        if python3 -c "import sys; sys.exit(0 if float('${seconds:-0}') >= 2.0 else 1)"; then
-            hil_pass "unplug: the part recorded before the unplug is finished and plays (${seconds} s)"
-        else
-            hil_fail "unplug: the finished part plays" "duration '${seconds}'"
-        fi
-    else
-        hil_fail "unplug: the recording is finished" "no file in the library 15 s after the unplug"
-    fi
+    hil_check_unplugged_part "$root" 15 unplug
     if kill -0 "$RECORDER" 2>/dev/null; then hil_pass "unplug: kioskcam stays up"; else hil_fail "unplug: kioskcam stays up" "it exited: $(tail -n 2 "$log" | tr '\n' ' ')"; fi
     if grep -q "camera lost" "$log"; then hil_pass "unplug: reports \"camera lost\""; else hil_fail "unplug: reports camera lost" "$(tail -n 3 "$log" | tr '\n' ' ')"; fi
     echo vivid.0 >/sys/bus/platform/drivers/vivid/bind
     replugged=$SECONDS
-    if hil_wait_for 20 has_part; then
+    if hil_wait_for 20 hil_has_part "$root"; then
         hil_pass "replug: recording resumes by itself ($((SECONDS - replugged)) s after the camera returned)"
     else
         hil_fail "replug: recording resumes" "no new recording 20 s after the replug: $(tail -n 3 "$log" | tr '\n' ' ')"
@@ -258,15 +244,7 @@ if hil_wait_for 30 has_part; then
     wait "$RECORDER"
     status=$?
     if ((status == 0)); then hil_pass "SIGTERM: exit 0"; else hil_fail "SIGTERM: exit 0" "exit $status: $(tail -n 2 "$log" | tr '\n' ' ')"; fi
-    bad=0
-    while read -r file; do
-        ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$file" >/dev/null 2>&1 || bad=$((bad + 1))
-    done < <(find "$root/video" -name '*.mp4')
-    if (($(count_videos) >= 2 && bad == 0 && $(count_parts) == 0)); then
-        hil_pass "after replug and SIGTERM: $(count_videos) files, all playable, nothing half-written"
-    else
-        hil_fail "after replug and SIGTERM: two playable files" "$(count_videos) files, $bad unplayable, $(count_parts) .part left"
-    fi
+    hil_check_all_playable "$root" 2 "after replug and SIGTERM"
 else
     hil_fail "unplug: recording started" "$(tail -n 3 "$log" | tr '\n' ' ')"
     kill -TERM "$RECORDER" 2>/dev/null
