@@ -114,9 +114,27 @@ final class ApplianceHILTests: XCTestCase {
             while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
             return process.isRunning ? nil : process.terminationStatus
         }
+
+        /// SIGTERM, then up to 30 s for the daemon to finish its files; nothing when it
+        /// never started or has already ended.
+        func stop() {
+            guard process.isRunning else { return }
+            kill(process.processIdentifier, SIGTERM)
+            _ = wait(timeout: 30)
+        }
     }
 
     // MARK: Helpers
+
+    /// Starts `kioskcam run` and waits (up to 120 s under TCG) until it answers on its
+    /// socket. The caller's `defer { daemon.stop() }` ends it either way.
+    private func startAnswering(_ daemon: Daemon) throws -> ControlClient? {
+        try daemon.start()
+        let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
+        guard check(waitFor(120, interval: 0.5) { (try? client.send(.status)) != nil }, "the daemon answers on its socket",
+                    daemon.logText().suffix(1500).description) else { return nil }
+        return client
+    }
 
     private var started = Date()
 
@@ -1106,14 +1124,8 @@ final class ApplianceHILTests: XCTestCase {
         try Tool.run("v4l2-ctl", ["-d", camera, "-c", "test_pattern=4"])
         defer { _ = try? Tool.run("v4l2-ctl", ["-d", camera, "-c", "test_pattern=0"], allowFailure: true) }
         let daemon = Daemon(work: work, config: config)
-        try daemon.start()
-        defer {
-            kill(daemon.process.processIdentifier, SIGTERM)
-            _ = daemon.wait(timeout: 30)
-        }
-        let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
-        guard check(waitFor(120, interval: 0.5) { (try? client.send(.status)) != nil }, "the daemon answers on its socket",
-                    daemon.logText().suffix(1500).description) else { return }
+        defer { daemon.stop() }
+        guard let client = try startAnswering(daemon) else { return }
 
         func still(_ name: String) throws -> String? {
             Thread.sleep(forTimeInterval: 1.1)   // stills are named by the second
@@ -1160,14 +1172,8 @@ final class ApplianceHILTests: XCTestCase {
                                             // A file the screenshot command can read (a memory screen is private).
                                             framebuffer: "file:" + work + "/screen.fb")
         let daemon = Daemon(work: work, config: config)
-        try daemon.start()
-        defer {
-            kill(daemon.process.processIdentifier, SIGTERM)
-            _ = daemon.wait(timeout: 30)
-        }
-        let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
-        guard check(waitFor(120, interval: 0.5) { (try? client.send(.status)) != nil }, "the daemon answers on its socket",
-                    daemon.logText().suffix(1500).description) else { return }
+        defer { daemon.stop() }
+        guard let client = try startAnswering(daemon) else { return }
         // The pill shows once the tone's levels reach the screen (a status round).
         Thread.sleep(forTimeInterval: 2)
         let sound = ScreenPoint(x: layout.soundButton.x + layout.soundButton.width / 2, y: layout.soundButton.y + layout.soundButton.height / 2)
@@ -1266,14 +1272,8 @@ final class ApplianceHILTests: XCTestCase {
         try Tool.run("v4l2-ctl", ["-d", camera, "-c", "test_pattern=4"])
         defer { _ = try? Tool.run("v4l2-ctl", ["-d", camera, "-c", "test_pattern=0"], allowFailure: true) }
         let daemon = Daemon(work: work, config: config)
-        try daemon.start()
-        defer {
-            kill(daemon.process.processIdentifier, SIGTERM)
-            _ = daemon.wait(timeout: 30)
-        }
-        let client = ControlClient(socketPath: daemon.socket, group: nil, timeoutSeconds: 60)
-        guard check(waitFor(120, interval: 0.5) { (try? client.send(.status)) != nil }, "the daemon answers on its socket",
-                    daemon.logText().suffix(1500).description) else { return }
+        defer { daemon.stop() }
+        guard let client = try startAnswering(daemon) else { return }
         check(daemon.logText().contains("touch: using \(touchPath)"), "the touch screen is the uinput device \(touchPath)")
         func zoomTarget() -> Double? {
             (try? client.send(.cameraGet))?.result?["zoom"]?.objectValue?["target"]?.doubleValue
