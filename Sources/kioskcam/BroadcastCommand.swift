@@ -81,6 +81,17 @@ struct BroadcastCommand: ParsableCommand {
             } catch {
                 throw CLIError(error.description, exitCode: 64)
             }
+            // libavformat's HLS muxer does not create its folder: without this every
+            // attempt would fail and be retried forever.
+            for case .live(let playlist) in parsed where playlist.hasPrefix("/") {
+                let folder = (playlist as NSString).deletingLastPathComponent
+                do {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                } catch {
+                    throw CLIError("--to \(folder): cannot create the HLS folder (\(error.localizedDescription)); "
+                                   + "create it and let this user write into it", exitCode: 73)
+                }
+            }
             let limit = try duration.map { text -> Double in
                 guard let seconds = parseDuration(text), seconds > 0, seconds <= 7 * 86_400 else {
                     throw CLIError("--duration \(text): use a time such as 30s, 10m or 1h", exitCode: 64)

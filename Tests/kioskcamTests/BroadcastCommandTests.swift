@@ -11,15 +11,19 @@ final class BroadcastCommandTests: XCTestCase {
 
     /// A kioskcam framebuffer file (`FramebufferFile`'s header, XRGB8888) holding four
     /// coloured quadrants: red, green, blue, white — easy to recognise after H.264.
-    func writeScreen(to path: String) throws {
-        let stride = width * 4
+    /// `stride` wider than a row pads the rows, as many panels' framebuffers do.
+    func writeScreen(to path: String, size: FrameSize? = nil, stride: Int? = nil) throws {
+        let (width, height) = (size?.width ?? width, size?.height ?? height)
+        let stride = stride ?? width * 4
         var bytes = Array("KIOSKFB1".utf8)
         for field in [4096, width, height, stride, 32, 16, 8, 8, 8, 0, 8, 0, 0] {
             let value = UInt32(field)
             bytes += [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
         }
         bytes += [UInt8](repeating: 0, count: 4096 - bytes.count)
+        bytes.reserveCapacity(4096 + stride * height)
         for y in 0..<height {
+            var row = [UInt8](repeating: 0, count: stride)
             for x in 0..<width {
                 let colour: (UInt8, UInt8, UInt8) = switch (x < width / 2, y < height / 2) {
                 case (true, true): (230, 20, 20)
@@ -27,8 +31,9 @@ final class BroadcastCommandTests: XCTestCase {
                 case (true, false): (20, 20, 230)
                 case (false, false): (240, 240, 240)
                 }
-                bytes += [colour.2, colour.1, colour.0, 0]   // B, G, R, X in memory
+                (row[x * 4], row[x * 4 + 1], row[x * 4 + 2]) = (colour.2, colour.1, colour.0)   // B, G, R, X in memory
             }
+            bytes += row
         }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
@@ -41,12 +46,25 @@ final class BroadcastCommandTests: XCTestCase {
         return path
     }
 
+    /// How an `ffmpeg` receiver waits for the broadcast.
+    enum Listener {
+        case rtmp, rtsp, srt
+
+        func input(_ url: String) -> [String] {
+            switch self {
+            case .rtmp: ["-listen", "1", "-f", "flv", "-i", url]
+            case .rtsp: ["-rtsp_flags", "listen", "-i", url]
+            // SRT's listener mode is an option of the URL; the broadcast calls (the default).
+            case .srt: ["-f", "mpegts", "-i", url + "?mode=listener"]
+            }
+        }
+    }
+
     /// A receiver: `ffmpeg` listening on `url`, copying what arrives into `output`.
-    func receiver(_ url: String, rtsp: Bool, output: String) throws -> Process {
+    func receiver(_ url: String, _ listener: Listener, output: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try requiredProgram("ffmpeg", package: "ffmpeg"))
-        let listen = rtsp ? ["-rtsp_flags", "listen"] : ["-listen", "1", "-f", "flv"]
-        process.arguments = ["-nostdin", "-v", "error"] + listen + ["-i", url, "-c", "copy", "-y", output]
+        process.arguments = ["-nostdin", "-v", "error"] + listener.input(url) + ["-c", "copy", "-y", output]
         process.standardError = FileHandle.nullDevice
         try process.run()
         return process
@@ -93,12 +111,13 @@ final class BroadcastCommandTests: XCTestCase {
         var log: String { (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? "" }
     }
 
-    /// One decoded frame of `path` at `seconds`, as 800x480 RGB24.
-    func frame(of path: String, at seconds: Double) throws -> [UInt8] {
+    /// One decoded frame of `path` at `seconds`, as RGB24 of `size` (800x480 unless said).
+    func frame(of path: String, at seconds: Double, size: FrameSize? = nil) throws -> [UInt8] {
         let ffmpeg = try requiredProgram("ffmpeg", package: "ffmpeg")
         let raw = path + ".rgb"
+        let size = size ?? FrameSize(width: width, height: height)
         _ = try Tool.run(ffmpeg, ["-nostdin", "-v", "error", "-ss", String(seconds), "-i", path, "-frames:v", "1",
-                                  "-s", "\(width)x\(height)", "-pix_fmt", "rgb24", "-f", "rawvideo", "-y", raw])
+                                  "-s", size.description, "-pix_fmt", "rgb24", "-f", "rawvideo", "-y", raw])
         return Array(try Data(contentsOf: URL(fileURLWithPath: raw)))
     }
 
@@ -128,7 +147,7 @@ final class BroadcastCommandTests: XCTestCase {
         let rtmp = "rtmp://127.0.0.1:\(try freeLoopbackPort())/live/test"
         let rtsp = "rtsp://127.0.0.1:\(try freeLoopbackPort())/live"
         let flv = folder.path + "/out.flv", mkv = folder.path + "/out.mkv"
-        let receivers = [try receiver(rtmp, rtsp: false, output: flv), try receiver(rtsp, rtsp: true, output: mkv)]
+        let receivers = [try receiver(rtmp, .rtmp, output: flv), try receiver(rtsp, .rtsp, output: mkv)]
         defer { for receiver in receivers where receiver.isRunning { receiver.terminate() } }
         Thread.sleep(forTimeInterval: 1)   // listening
         let statusFile = folder.path + "/state/broadcast.json"
@@ -173,13 +192,105 @@ final class BroadcastCommandTests: XCTestCase {
         XCTAssertLessThan(peak.anonymous, 40 * 1024, "peak anonymous memory \(peak.anonymous) KiB (VmHWM \(peak.resident) KiB)")
     }
 
+    /// Checks that `path` decodes as H.264 + AAC lasting about `seconds`, showing what
+    /// the screen showed (`expected`, a decoded screenshot), with the tone.
+    func assertArrived(_ path: String, seconds: Double, expected: [UInt8], file: StaticString = #filePath, line: UInt = #line) throws {
+        let probe = try FFprobe.probe(path)
+        print("arrived: \(path): \(probe.format.durationSeconds) s, \(probe.video?.frameCount ?? 0) frames")
+        XCTAssertEqual(probe.video?.codec_name, "h264", path, file: file, line: line)
+        XCTAssertEqual(probe.video?.width, width, path, file: file, line: line)
+        XCTAssertEqual(probe.audio?.codec_name, "aac", path, file: file, line: line)
+        // A receiver may start at the second keyframe (2 s GOPs) and lose the last packets in flight.
+        XCTAssertEqual(probe.format.durationSeconds, seconds, accuracy: 2.1, path, file: file, line: line)
+        XCTAssertGreaterThan(probe.video?.frameCount ?? 0, Int((seconds - 2.1) * 10), path, file: file, line: line)
+        XCTAssertLessThan(try difference(frame(of: path, at: 1), expected), 8, "\(path) shows what the screen showed",
+                          file: file, line: line)
+        XCTAssertGreaterThan(try meanVolume(path), -40, "\(path) has the tone", file: file, line: line)
+    }
+
+    /// The screen as a decoded screenshot (`kioskcam screenshot`), to compare with.
+    func screenshot(_ config: String, _ folder: TemporaryDirectory) throws -> [UInt8] {
+        let path = folder.path + "/screen.png"
+        _ = try Tool.run(Package.kioskcamBinary, ["screenshot", "--config", config, "-o", path])
+        return try frame(of: path, at: 0)
+    }
+
+    /// The HLS playlist's text; it must exist.
+    func playlist(_ path: String) throws -> String {
+        try XCTUnwrap(try? String(contentsOfFile: path, encoding: .utf8), "no playlist at \(path)")
+    }
+
+    /// SRT (to the `ffmpeg` CLI as an SRT listener) and an HLS folder that did not exist
+    /// yet, at once, for `--duration 8s`: both decode as H.264 + AAC of about 8 s showing
+    /// the screen, and the playlist is finished (#EXT-X-ENDLIST) when the duration ends.
+    func testScreenGoesToAnSRTListenerAndAnHLSFolder() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        // SRT is UDP: a port the kernel just gave out for TCP is as good as any on loopback.
+        let srt = "srt://127.0.0.1:\(try freeLoopbackPort())"
+        let ts = folder.path + "/out.ts"
+        let listener = try receiver(srt, .srt, output: ts)
+        defer { if listener.isRunning { listener.terminate() } }
+        Thread.sleep(forTimeInterval: 1)   // listening
+        let hls = folder.path + "/www/live"
+        let broadcast = try Broadcast(["--config", config, "--to", srt, "--to", hls, "--duration", "8s"],
+                                      stderr: folder.path + "/broadcast.log")
+        let peak = broadcast.finish(timeout: 60)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        // The listener sees the caller hang up and ends its file.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while listener.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        if listener.isRunning { listener.terminate() }
+        listener.waitUntilExit()
+
+        let expected = try screenshot(config, folder)
+        try assertArrived(ts, seconds: 8, expected: expected)
+        let index = hls + "/index.m3u8"
+        let finished = try playlist(index)
+        XCTAssertTrue(finished.contains("#EXT-X-ENDLIST"), finished)
+        try assertArrived(index, seconds: 8, expected: expected)
+        let status = try XCTUnwrap(FileManager.default.contents(atPath: folder.path + "/state/broadcast.json").flatMap(BroadcastStatus.decode))
+        XCTAssertEqual(status.state, .stopped, broadcast.log)
+        XCTAssertEqual(Set(status.destinations.map(\.name)), [srt, index])
+        XCTAssertTrue(status.destinations.allSatisfy { $0.bytes > 50_000 }, "\(status)")
+        XCTAssertLessThan(peak.anonymous, 40 * 1024, "peak anonymous memory \(peak.anonymous) KiB (VmHWM \(peak.resident) KiB)")
+    }
+
+    /// SIGTERM (what `systemctl stop` and `broadcast-stop` send) finishes the HLS playlist
+    /// as the duration's end does: #EXT-X-ENDLIST, and every second sent until then.
+    func testSIGTERMFinishesTheHLSPlaylist() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let hls = folder.path + "/hls"
+        let broadcast = try Broadcast(["--config", config, "--to", hls + "/"], stderr: folder.path + "/broadcast.log")
+        let index = hls + "/index.m3u8"
+        var started: Date?
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while started == nil, broadcast.process.isRunning, Date() < deadline {
+            if FileManager.default.fileExists(atPath: index) { started = Date() }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTAssertNotNil(started, "no playlist: \(broadcast.log)")
+        Thread.sleep(forTimeInterval: 6)
+        let live = try playlist(index)
+        XCTAssertFalse(live.contains("#EXT-X-ENDLIST"), "a live playlist is not finished yet: \(live)")
+        broadcast.process.terminate()
+        _ = broadcast.finish(timeout: 30)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        XCTAssertTrue(broadcast.log.contains("SIGTERM"), broadcast.log)
+        let finished = try playlist(index)
+        XCTAssertTrue(finished.contains("#EXT-X-ENDLIST"), finished)
+        // The first segment is listed once it is complete (2 s in): about 8 s in all.
+        try assertArrived(index, seconds: 8, expected: try screenshot(config, folder))
+    }
+
     /// The RTMP receiver goes away for 10 s mid-stream: the broadcast reconnects by itself,
     /// the library file beside it has no gap, and memory stays under the cap.
     func testTheReceiverGoingAwayForTenSecondsLeavesNoGapInTheFile() throws {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
         let rtmp = "rtmp://127.0.0.1:\(try freeLoopbackPort())/live/test"
-        let first = try receiver(rtmp, rtsp: false, output: folder.path + "/first.flv")
+        let first = try receiver(rtmp, .rtmp, output: folder.path + "/first.flv")
         Thread.sleep(forTimeInterval: 1)
         let broadcast = try Broadcast(["--config", config, "--to", "library", "--to", rtmp, "--duration", "30s"],
                                       stderr: folder.path + "/broadcast.log")
@@ -187,7 +298,7 @@ final class BroadcastCommandTests: XCTestCase {
         first.terminate()
         first.waitUntilExit()
         Thread.sleep(forTimeInterval: 10)
-        let second = try receiver(rtmp, rtsp: false, output: folder.path + "/second.flv")
+        let second = try receiver(rtmp, .rtmp, output: folder.path + "/second.flv")
         defer { if second.isRunning { second.terminate() } }
         let peak = broadcast.finish(timeout: 90)
         second.waitUntilExit()
@@ -215,7 +326,7 @@ final class BroadcastCommandTests: XCTestCase {
         defer { _ = daemon.terminate() }
         let rtmp = "rtmp://127.0.0.1:\(try freeLoopbackPort())/live/test"
         let flv = folder.path + "/daemon.flv"
-        let listener = try receiver(rtmp, rtsp: false, output: flv)
+        let listener = try receiver(rtmp, .rtmp, output: flv)
         defer { if listener.isRunning { listener.terminate() } }
         // `watch`: the broadcast's state changes arrive as events.
         let watcher = Process()
