@@ -284,6 +284,45 @@ final class BroadcastCommandTests: XCTestCase {
         try assertArrived(index, seconds: 8, expected: try screenshot(config, folder))
     }
 
+    /// A real RTMP server (nginx with libnginx-mod-rtmp): the broadcast publishes to it, a
+    /// viewer pulls the stream from it meanwhile, and what the server recorded decodes as
+    /// H.264 + AAC of the whole 10 s, showing the screen.
+    func testScreenGoesToAnNginxRTMPServerAndPlaysBackFromIt() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let server = try NginxRTMPServer(folder: folder.path + "/nginx")
+        let url = server.url("kiosk")
+        let statusFile = folder.path + "/state/broadcast.json"
+        let broadcast = try Broadcast(["--config", config, "--to", url, "--duration", "10s"], stderr: folder.path + "/broadcast.log")
+        var live = false
+        let deadline = Date(timeIntervalSinceNow: 8)
+        while !live, broadcast.process.isRunning, Date() < deadline {
+            live = FileManager.default.contents(atPath: statusFile).flatMap(BroadcastStatus.decode)?.state == .live
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        XCTAssertTrue(live, broadcast.log)
+        // A viewer: four seconds pulled from the server while the broadcast goes on.
+        let pulled = folder.path + "/pulled.flv"
+        let viewer = try Tool.run(try requiredProgram("ffmpeg", package: "ffmpeg"),
+                                  ["-nostdin", "-v", "error", "-i", url, "-t", "4", "-c", "copy", "-y", pulled], allowFailure: true)
+        XCTAssertEqual(viewer.status, 0, viewer.stderr)
+        let peak = broadcast.finish(timeout: 60)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        // nginx closes the recording when the publisher leaves.
+        let closed = Date(timeIntervalSinceNow: 10)
+        while !server.errorLog.contains("deleteStream"), Date() < closed { Thread.sleep(forTimeInterval: 0.1) }
+        server.stop()
+
+        let expected = try screenshot(config, folder)
+        try assertArrived(server.recording("kiosk"), seconds: 10, expected: expected)
+        let viewed = try FFprobe.probe(pulled)
+        XCTAssertEqual(viewed.video?.codec_name, "h264")
+        XCTAssertEqual(viewed.audio?.codec_name, "aac")
+        XCTAssertEqual(viewed.format.durationSeconds, 4, accuracy: 0.5)
+        XCTAssertLessThan(try difference(frame(of: pulled, at: 1), expected), 8, "the viewer sees the screen")
+        XCTAssertLessThan(peak.anonymous, 40 * 1024, "peak anonymous memory \(peak.anonymous) KiB (VmHWM \(peak.resident) KiB)")
+    }
+
     /// The RTMP receiver goes away for 10 s mid-stream: the broadcast reconnects by itself,
     /// the library file beside it has no gap, and memory stays under the cap.
     func testTheReceiverGoingAwayForTenSecondsLeavesNoGapInTheFile() throws {
