@@ -409,6 +409,57 @@ final class BroadcastCommandTests: XCTestCase {
         XCTAssertGreaterThan(try FFprobe.probe(try XCTUnwrap(screens.first)).format.durationSeconds, 2)
     }
 
+    /// A 1920x1080 screen with padded rows (so its frames are copied) does not fit the
+    /// budget as it is: the plan scales it to the largest 16:9 size that does, the log says
+    /// so, and the library file is at that size showing the screen scaled down.
+    func testAFullHDScreenIsScaledToThePlannedSize() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let source = FrameSize(width: 1920, height: 1080)
+        try writeScreen(to: folder.path + "/screen.fb", size: source, stride: 1920 * 4 + 256)
+        let plan = try BroadcastPlan.choose(sourceSize: source, bytesPerSourcePixel: 4, framesPerSecond: nil, isScreen: true,
+                                            networkDestinations: 0)
+        XCTAssertEqual(plan.size, FrameSize(width: 1324, height: 744))
+        let broadcast = try Broadcast(["--config", config, "--to", "library", "--duration", "4s"], stderr: folder.path + "/broadcast.log")
+        let peak = broadcast.finish(timeout: 90)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        XCTAssertTrue(broadcast.log.contains("the screen's 1920x1080 is scaled to \(plan.size)"), broadcast.log)
+        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
+                                 broadcast.log)
+        let probe = try FFprobe.probe(file)
+        XCTAssertEqual(probe.video?.codec_name, "h264")
+        XCTAssertEqual(probe.video?.width, plan.size.width)
+        XCTAssertEqual(probe.video?.height, plan.size.height)
+        XCTAssertEqual(probe.format.durationSeconds, 4, accuracy: 1)
+        // The screenshot (the full 1920x1080) scaled down by ffmpeg, against the file's own pixels.
+        let screenshot = folder.path + "/screen.png"
+        _ = try Tool.run(Package.kioskcamBinary, ["screenshot", "--config", config, "-o", screenshot])
+        let expected = try frame(of: screenshot, at: 0, size: plan.size)
+        XCTAssertLessThan(try difference(frame(of: file, at: 1, size: plan.size), expected), 6, "the file shows the screen scaled down")
+        XCTAssertLessThan(peak.anonymous, 40 * 1024, "peak anonymous memory \(peak.anonymous) KiB (VmHWM \(peak.resident) KiB)")
+        print("1080p screen scaled to \(plan.size): peak anonymous \(peak.anonymous) KiB, VmHWM \(peak.resident) KiB")
+    }
+
+    /// `--size` picks the size (the panel's shape, smaller); the file is at that size.
+    func testSizeOptionPicksTheSentSize() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let broadcast = try Broadcast(["--config", config, "--to", "library", "--size", "400x240", "--duration", "3s"],
+                                      stderr: folder.path + "/broadcast.log")
+        _ = broadcast.finish(timeout: 60)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        XCTAssertTrue(broadcast.log.contains("is scaled to 400x240 (--size)"), broadcast.log)
+        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
+                                 broadcast.log)
+        let probe = try FFprobe.probe(file)
+        XCTAssertEqual(probe.video?.width, 400)
+        XCTAssertEqual(probe.video?.height, 240)
+        let size = FrameSize(width: 400, height: 240)
+        let screenshot = folder.path + "/screen.png"
+        _ = try Tool.run(Package.kioskcamBinary, ["screenshot", "--config", config, "-o", screenshot])
+        XCTAssertLessThan(try difference(frame(of: file, at: 1, size: size), frame(of: screenshot, at: 0, size: size)), 8)
+    }
+
     func testBadRequestsNameTheFix() throws {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
@@ -418,6 +469,10 @@ final class BroadcastCommandTests: XCTestCase {
             (["--to", "library", "--fps", "30"], "2–15"),
             (["--to", "library", "--source", "window"], "use screen or camera"),
             (["--to", "library", "--duration", "soon"], "--duration soon"),
+            (["--to", "library", "--size", "big"], "--size big: use WIDTHxHEIGHT"),
+            (["--to", "library", "--size", "401x240"], "even numbers, such as 400x240"),
+            (["--to", "library", "--size", "1600x960"], "larger than the source's 800x480"),
+            (["--to", "library", "--size", "400x400"], "use e.g. 400x240"),
         ]
         for (arguments, message) in cases {
             let result = try Tool.run(Package.kioskcamBinary, ["broadcast", "--config", config] + arguments, allowFailure: true)
