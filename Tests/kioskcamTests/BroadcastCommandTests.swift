@@ -460,6 +460,24 @@ final class BroadcastCommandTests: XCTestCase {
         XCTAssertLessThan(try difference(frame(of: file, at: 1, size: size), frame(of: screenshot, at: 0, size: size)), 8)
     }
 
+    /// For the camera `--size` is the size the camera delivers (`camera.size`): nothing
+    /// is scaled, and the file is at that size.
+    func testSizeOptionSetsTheCamerasSize() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let broadcast = try Broadcast(["--config", config, "--source", "camera", "--to", "library", "--size", "256x192", "--duration", "3s"],
+                                      stderr: folder.path + "/broadcast.log")
+        _ = broadcast.finish(timeout: 60)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        XCTAssertFalse(broadcast.log.contains("is scaled to"), broadcast.log)
+        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
+                                 broadcast.log)
+        let probe = try FFprobe.probe(file)
+        XCTAssertEqual(probe.video?.width, 256)
+        XCTAssertEqual(probe.video?.height, 192)
+        XCTAssertGreaterThan(probe.video?.frameCount ?? 0, 30)
+    }
+
     func testBadRequestsNameTheFix() throws {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
