@@ -87,6 +87,33 @@ final class FramebufferCaptureTests: XCTestCase {
         XCTAssertEqual(Double(frame.buffer.bytes[32 * 16 + 4 * 16 + 2]), 128, accuracy: 4)
     }
 
+    /// A turned panel scaled: the turned picture (as the user sees it) goes through the same
+    /// one libswscale conversion into 4:2:0 at the asked size.
+    func testATurnedPanelIsScaledAsTheUserSeesIt() throws {
+        let screen = framebuffer()
+        defer { screen.close() }
+        let plane = screen.plane
+        for row in 0..<16 {   // the panel's top half white
+            for column in 0..<64 {
+                (plane.base + row * plane.stride + column * 4).storeBytes(of: UInt32(0x00FF_FFFF).littleEndian, as: UInt32.self)
+            }
+        }
+        let size = FrameSize(width: 16, height: 32)
+        let source = try FramebufferCapture(framebuffer: screen, rotation: .quarter, framesPerSecond: 10, framesInFlight: 2, size: size,
+                                            clock: ProcessMonotonicClock())
+        XCTAssertEqual(source.format, VideoFormat(size: size, pixelFormat: .yuv420, framesPerSecond: 10))
+        let frame = try XCTUnwrap(capture(source, seconds: 0.3).first)
+        XCTAssertEqual(frame.buffer.byteCount, 16 * 32 * 3 / 2)
+        // What the user sees (32x64 RGBA), sampled where the scaled pixel comes from.
+        let logical = screen.logicalRGBA(rotation: .quarter)
+        for (x, y) in [(2, 16), (13, 16)] {
+            let white = logical[((2 * y) * 32 + 2 * x) * 4] > 128
+            let luma = frame.buffer.bytes[y * 16 + x]
+            XCTAssertTrue(white ? luma > 200 : luma < 40, "(\(x), \(y)): luma \(luma), the user sees \(white ? "white" : "black")")
+        }
+        XCTAssertNotEqual(logical[(32 * 32 + 4) * 4] > 128, logical[(32 * 32 + 26) * 4] > 128, "one side white, one black")
+    }
+
     func testATurnedPanelIsTurnedBack() throws {
         let screen = framebuffer()
         defer { screen.close() }
