@@ -16,7 +16,7 @@ package final class PixelConverter {
     private let intermediate: Frame?
     private let finalContext: OpaquePointer?
     private let reading: SwscaleReading
-    let source: VideoFormat
+    package let source: VideoFormat
 
     /// - Parameters:
     ///   - source: The frames' size and layout.
@@ -79,13 +79,28 @@ package final class PixelConverter {
         Self.withPlanes(of: frame) { planes, strides in convert(pixels, into: planes, strides: strides) }
     }
 
+    /// Converts one frame into `target`, a tightly packed frame of `layout` (the layout
+    /// whose FFmpeg format this converter writes) at the destination size: a pool buffer.
+    /// - Parameter sourceRowBytes: The source's row pitch when its rows are padded (a
+    ///   framebuffer's stride; single-plane layouts); nil when packed.
+    package func convert(_ pixels: UnsafeRawPointer, sourceRowBytes: Int? = nil, intoPacked target: UnsafeMutableRawPointer,
+                         layout: PixelFormat, size: FrameSize) {
+        layout.withPlanes(UnsafeRawPointer(target), size) { planes, strides in
+            withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 4) { out in
+                for plane in 0..<4 { out[plane] = planes[plane].map { UnsafeMutablePointer(mutating: $0) } }
+                convert(pixels, sourceRowBytes: sourceRowBytes, into: UnsafePointer(out.baseAddress!), strides: strides)
+            }
+        }
+    }
+
     /// Converts one tightly packed frame into the destination planes `planes`, rows
     /// `strides` bytes apart: four entries each, those the destination format does not
     /// use nil and 0.
-    package func convert(_ pixels: UnsafeRawPointer, into planes: UnsafePointer<UnsafeMutablePointer<UInt8>?>,
+    /// - Parameter sourceRowBytes: The source's row pitch when its rows are padded; nil when packed.
+    package func convert(_ pixels: UnsafeRawPointer, sourceRowBytes: Int? = nil, into planes: UnsafePointer<UnsafeMutablePointer<UInt8>?>,
                          strides: UnsafePointer<Int32>) {
         let height = Int32(source.size.height)
-        source.pixelFormat.withPlanes(pixels, source.size) { sourcePlanes, sourceStrides in
+        source.pixelFormat.withPlanes(pixels, source.size, firstRowBytes: sourceRowBytes) { sourcePlanes, sourceStrides in
             if let intermediate, let context, let finalContext {
                 Self.withPlanes(of: intermediate.pointer) { halfway, halfwayStrides in
                     if reading.exchangesDestinationChroma {

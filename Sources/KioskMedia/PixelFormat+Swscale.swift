@@ -75,8 +75,9 @@ extension PixelFormat {
 
     /// Calls `body` with the plane pointers and strides libswscale reads a tightly packed
     /// frame through (`swscaleReading`'s plane exchange and chroma row step applied), built
-    /// on the stack from `planes(for:)` — this runs once per frame.
-    func withPlanes<R>(_ base: UnsafeRawPointer, _ size: FrameSize,
+    /// on the stack from `planes(for:)` — this runs once per frame. `firstRowBytes`: the
+    /// first plane's pitch when its rows are padded (a framebuffer's stride); nil when packed.
+    func withPlanes<R>(_ base: UnsafeRawPointer, _ size: FrameSize, firstRowBytes: Int? = nil,
                        _ body: (UnsafePointer<UnsafePointer<UInt8>?>, UnsafePointer<Int32>) -> R) -> R {
         let bytes = base.assumingMemoryBound(to: UInt8.self)
         let reading = swscaleReading
@@ -87,7 +88,7 @@ extension PixelFormat {
                 strides.initialize(repeating: 0)
                 var offset = 0
                 for (index, plane) in geometry.planes.enumerated() {
-                    let rowBytes = plane.rowBytes(forWidth: size.width)
+                    let rowBytes = index == 0 ? firstRowBytes ?? plane.rowBytes(forWidth: size.width) : plane.rowBytes(forWidth: size.width)
                     planes[index] = bytes + offset
                     strides[index] = Int32(index == 0 ? rowBytes : rowBytes * reading.chromaRowStep)
                     offset += rowBytes * plane.rows(forHeight: size.height)

@@ -1,5 +1,8 @@
+import CAVUtil
+import CSwScale
 import Foundation
 import KioskCore
+import KioskMedia
 
 /// The screen as a camera: what the framebuffer shows, copied a few times a second into
 /// frames of a layout libswscale reads, for `kioskcam broadcast --source screen`.
@@ -7,7 +10,10 @@ import KioskCore
 /// A panel turned by `screen.rotation` is turned back, so the stream shows what the user
 /// sees. A packed, unturned framebuffer is handed over by reference (no copy); otherwise
 /// frames come from a small pool, and when the encoder still holds them all the frame is
-/// skipped and counted rather than memory growing.
+/// skipped and counted rather than memory growing. A screen too large for the broadcast's
+/// memory budget is scaled down here: libswscale reads the framebuffer (or the turned
+/// picture) and writes 4:2:0 at the smaller size, which the encoder then takes as it is —
+/// one conversion, not a scale followed by the encoder's own conversion.
 public final class FramebufferCapture: VideoSource, Sendable {
     public let format: VideoFormat
     public var name: String { "screen \(framebuffer.path)" }
@@ -16,6 +22,9 @@ public final class FramebufferCapture: VideoSource, Sendable {
     private let clock: MonotonicClock
     /// Frames to copy into; nil when the framebuffer's own pixels are handed over.
     private let pool: BufferPool?
+    /// Scales the screen into `format` (4:2:0 at the asked size); nil at the screen's own
+    /// size. Used only by the capture thread.
+    private nonisolated(unsafe) let scaler: PixelConverter?
     private let stopRequested = Locked(false)
     private let skipped = Locked(0)
     private let thread = ThreadGroup()
@@ -25,23 +34,43 @@ public final class FramebufferCapture: VideoSource, Sendable {
     ///     caller closes it after.
     ///   - framesPerSecond: How often the screen is read.
     ///   - framesInFlight: Frames the encoder may hold at once.
+    ///   - size: The size to deliver (the broadcast plan's), or nil for the screen's own
+    ///     (as the user sees it, turned).
+    /// - Throws: `ScreenError.drawing` when libswscale cannot scale the screen's layout.
     public init(framebuffer: Framebuffer, rotation: ScreenRotation, framesPerSecond: Int, framesInFlight: Int,
-                clock: MonotonicClock) {
+                size: FrameSize? = nil, clock: MonotonicClock) throws(ScreenError) {
         self.framebuffer = framebuffer
         self.rotation = rotation
         self.clock = clock
         let rate = max(1, framesPerSecond)
+        let unscaled: VideoFormat
         if rotation == .none, let layout = Self.pixelFormat(of: framebuffer.format) {
-            format = VideoFormat(size: FrameSize(width: framebuffer.size.width, height: framebuffer.size.height),
-                                 pixelFormat: layout, framesPerSecond: rate)
+            unscaled = VideoFormat(size: FrameSize(width: framebuffer.size.width, height: framebuffer.size.height),
+                                   pixelFormat: layout, framesPerSecond: rate)
         } else {
             // Turned, or a layout no camera format spells (vfb's BGR565): through the
             // screenshot path, RGBA bytes as the user sees them.
             let logical = PanelMapping(panelSize: framebuffer.size, rotation: rotation).logicalSize
-            format = VideoFormat(size: FrameSize(width: logical.width, height: logical.height), pixelFormat: .rgba32,
-                                 framesPerSecond: rate)
+            unscaled = VideoFormat(size: FrameSize(width: logical.width, height: logical.height), pixelFormat: .rgba32,
+                                   framesPerSecond: rate)
         }
-        pool = Self.readsByReference(framebuffer, rotation: rotation) ? nil : BufferPool(bufferCapacity: format.frameByteCount, count: max(1, framesInFlight))
+        if let size, size != unscaled.size {
+            format = VideoFormat(size: size, pixelFormat: .yuv420, framesPerSecond: rate)
+            do {
+                // Bilinear: a screen's text stays legible at a fraction of bicubic's cost.
+                scaler = try PixelConverter(source: unscaled, destinationSize: size, destinationFormat: AV_PIX_FMT_YUV420P,
+                                            flags: kc_sws_bilinear())
+            } catch {
+                throw ScreenError(.drawing, path: framebuffer.path, operation: "sws_getContext",
+                                  detail: "libswscale cannot scale the \(unscaled) screen to \(size): \(error)")
+            }
+            pool = BufferPool(bufferCapacity: format.frameByteCount, count: max(1, framesInFlight))
+        } else {
+            format = unscaled
+            scaler = nil
+            pool = Self.readsByReference(framebuffer, rotation: rotation)
+                ? nil : BufferPool(bufferCapacity: format.frameByteCount, count: max(1, framesInFlight))
+        }
     }
 
     /// Whether a capture of `framebuffer` turned by `rotation` hands the framebuffer's own
@@ -115,7 +144,20 @@ public final class FramebufferCapture: VideoSource, Sendable {
 
     private func copyPicture(into buffer: MediaBuffer) {
         guard let target = buffer.mutableBytes.baseAddress else { return }
-        if format.pixelFormat != .rgba32 {
+        if let scaler {
+            let plane = framebuffer.plane
+            if scaler.source.pixelFormat != .rgba32 {
+                // Straight from the mapping, its padded rows and all.
+                scaler.convert(UnsafeRawPointer(plane.base), sourceRowBytes: plane.stride, intoPacked: target,
+                               layout: format.pixelFormat, size: format.size)
+            } else {
+                framebuffer.logicalRGBA(rotation: rotation).withUnsafeBytes { bytes in
+                    guard let source = bytes.baseAddress, bytes.count >= scaler.source.frameByteCount else { return }
+                    scaler.convert(source, intoPacked: target, layout: format.pixelFormat, size: format.size)
+                }
+            }
+            buffer.byteCount = format.frameByteCount
+        } else if format.pixelFormat != .rgba32 {
             let rowBytes = format.size.width * framebuffer.format.bytesPerPixel
             let plane = framebuffer.plane
             for row in 0..<format.size.height {

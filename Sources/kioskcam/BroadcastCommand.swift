@@ -51,6 +51,11 @@ struct BroadcastCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Frames a second: 2–15 for the screen (default 10); the camera's own rate by default.", valueName: "n"))
     var fps: Int?
 
+    @Option(help: ArgumentHelp(
+        "Picture size to send, e.g. 960x540: even, no larger than the source, its shape (default: the largest that fits the memory budget).",
+        valueName: "WxH"))
+    var size: String?
+
     @Option(help: ArgumentHelp("Microphone: auto, alsa:DEVICE, tone, silence, none, or file:PATH.wav (overrides microphone.source).",
                                valueName: "source"))
     var mic: String?
@@ -81,6 +86,23 @@ struct BroadcastCommand: ParsableCommand {
             } catch {
                 throw CLIError(error.description, exitCode: 64)
             }
+            // libavformat's HLS muxer does not create its folder: without this every
+            // attempt would fail and be retried forever.
+            for case .live(let playlist) in parsed where playlist.hasPrefix("/") {
+                let folder = (playlist as NSString).deletingLastPathComponent
+                do {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                } catch {
+                    throw CLIError("--to \(folder): cannot create the HLS folder (\(error.localizedDescription)); "
+                                   + "create it and let this user write into it", exitCode: 73)
+                }
+            }
+            let requestedSize = try size.map { text -> FrameSize in
+                guard let parsed = FrameSize(parsing: text) else {
+                    throw CLIError("--size \(text): use WIDTHxHEIGHT, such as 960x540", exitCode: 64)
+                }
+                return parsed
+            }
             let limit = try duration.map { text -> Double in
                 guard let seconds = parseDuration(text), seconds > 0, seconds <= 7 * 86_400 else {
                     throw CLIError("--duration \(text): use a time such as 30s, 10m or 1h", exitCode: 64)
@@ -95,7 +117,7 @@ struct BroadcastCommand: ParsableCommand {
             MediaMemory.avoidTransparentHugePages()
             let logger = common.makeLogger(configuration, label: "kioskcam.broadcast")
             let session = try BroadcastSession(configuration: configuration, screen: source == "screen", destinations: parsed,
-                                               framesPerSecond: fps, statusFile: statusFile, logger: logger)
+                                               framesPerSecond: fps, size: requestedSize, statusFile: statusFile, logger: logger)
             let files = try session.run(limit: limit, showProgress: !quiet)
             for file in files { print(file) }
         }
@@ -114,8 +136,9 @@ struct BroadcastSession {
     private let microphone: AudioSource?
     private let statusPath: String
 
+    /// - Parameter size: `--size`, or nil for the largest picture that fits the budget.
     init(configuration: Configuration, screen: Bool, destinations: [BroadcastDestination], framesPerSecond: Int?,
-         statusFile: String?, logger: Logger) throws {
+         size requestedSize: FrameSize?, statusFile: String?, logger: Logger) throws {
         self.configuration = configuration
         self.isScreen = screen
         self.destinations = destinations
@@ -135,21 +158,26 @@ struct BroadcastSession {
                 plan = try BroadcastPlan.choose(sourceSize: size, bytesPerSourcePixel: opened.format.bytesPerPixel,
                                                 framesPerSecond: framesPerSecond, isScreen: true, networkDestinations: network,
                                                 audioBitrate: audioBitrate,
-                                                copiesFrames: !FramebufferCapture.readsByReference(opened, rotation: configuration.screen.rotation))
+                                                copiesFrames: !FramebufferCapture.readsByReference(opened, rotation: configuration.screen.rotation),
+                                                requestedSize: requestedSize)
             } catch {
                 opened.close()
                 throw CLIError(error.description, exitCode: 64)
             }
-            guard plan.size == size else {
+            do throws(ScreenError) {
+                video = try FramebufferCapture(framebuffer: opened, rotation: configuration.screen.rotation,
+                                               framesPerSecond: plan.framesPerSecond, framesInFlight: plan.framesInFlight,
+                                               size: plan.size, clock: SystemClock())
+            } catch {
                 opened.close()
-                throw CLIError("the screen is \(size); within the broadcast's memory budget it would have to be scaled to \(plan.size), "
-                               + "which kioskcam cannot do yet; set a smaller screen.virtual_size or panel mode")
+                throw CLIError(error.description)
             }
-            video = FramebufferCapture(framebuffer: opened, rotation: configuration.screen.rotation,
-                                       framesPerSecond: plan.framesPerSecond, framesInFlight: plan.framesInFlight,
-                                       clock: SystemClock())
             framebuffer = opened
             logger.notice("broadcast: \(opened) at \(plan.framesPerSecond) fps")
+            if plan.isScaled {
+                let why = requestedSize == nil ? "the largest that fits the \(BroadcastPlan.defaultBudgetBytes >> 20) MiB budget" : "--size"
+                logger.notice("broadcast: the screen's \(plan.sourceSize) is scaled to \(plan.size) (\(why))")
+            }
         } else {
             // The daemon holds the camera while it runs; its own stream reuses its encode.
             if (try? ControlClient(configuration.control).send(.status)) != nil {
@@ -157,6 +185,8 @@ struct BroadcastSession {
                                + "(one encode, no second process), or stop the daemon first", exitCode: 75)
             }
             var camera = configuration
+            // The camera delivers the size itself: nothing to scale.
+            if let requestedSize { try camera.override("camera.size", .string(requestedSize.description), origin: "--size") }
             if let framesPerSecond { try camera.override("camera.fps", .integer(Int64(framesPerSecond)), origin: "--fps") }
             let opened = try SourceFactory.camera(camera, realtime: true, logger: logger)
             do throws(BroadcastPlanError) {
@@ -168,7 +198,7 @@ struct BroadcastSession {
             }
             guard plan.size == opened.format.size else {
                 throw CLIError("the camera delivers \(opened.format.size); within the broadcast's memory budget it would have to be "
-                               + "\(plan.size) or smaller: set camera.size to that")
+                               + "\(plan.size) or smaller: pass --size \(plan.size) (or set camera.size)", exitCode: 64)
             }
             video = opened
             framebuffer = nil

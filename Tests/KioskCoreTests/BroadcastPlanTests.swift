@@ -22,7 +22,7 @@ final class BroadcastPlanTests: XCTestCase {
         XCTAssertGreaterThan(plan.estimatedBytes, BroadcastPlan.processBaseBytes)
     }
 
-    func testASourceThatIsNotCopiedNeedsNoFramesInFlightAndLetsAFullHDPanelFit() throws {
+    func testASourceThatIsNotCopiedNeedsNoFramesInFlightAndLetsAnHDPanelFit() throws {
         let copied = try BroadcastPlan.choose(sourceSize: panel, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
                                               networkDestinations: 1)
         let shared = try BroadcastPlan.choose(sourceSize: panel, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
@@ -30,10 +30,18 @@ final class BroadcastPlanTests: XCTestCase {
         XCTAssertEqual(shared.framesInFlight, 0)
         XCTAssertEqual(copied.estimatedBytes - shared.estimatedBytes, 3 * 800 * 480 * 4)
         let fullHD = FrameSize(width: 1920, height: 1080)
-        XCTAssertEqual(try BroadcastPlan.choose(sourceSize: fullHD, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
-                                                networkDestinations: 1, copiesFrames: false).size, fullHD)
-        XCTAssertEqual(try BroadcastPlan.choose(sourceSize: fullHD, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
-                                                networkDestinations: 1).size, FrameSize(width: 960, height: 540))
+        // Even read by reference, libx264's frames alone at 1080p would pass the budget
+        // (measured: 50 MiB in all): scaled.
+        XCTAssertTrue(try BroadcastPlan.choose(sourceSize: fullHD, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                               networkDestinations: 1, copiesFrames: false).isScaled)
+        let hd = FrameSize(width: 1280, height: 720)
+        XCTAssertEqual(try BroadcastPlan.choose(sourceSize: hd, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                                networkDestinations: 1, copiesFrames: false).size, hd)
+        let copiedFullHD = try BroadcastPlan.choose(sourceSize: fullHD, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                                    networkDestinations: 1)
+        XCTAssertTrue(copiedFullHD.isScaled)
+        XCTAssertLessThan(copiedFullHD.size.width, 1920)
+        XCTAssertGreaterThan(copiedFullHD.size.width, 1200, "the largest that fits, not half")
     }
 
     func testScreenRatesOutsideTwoToFifteenAreRefusedWithTheRange() {
@@ -49,14 +57,77 @@ final class BroadcastPlanTests: XCTestCase {
                                                   networkDestinations: 0))
     }
 
-    func testALargePanelIsHalvedUntilItFits() throws {
-        let plan = try BroadcastPlan.choose(sourceSize: FrameSize(width: 3840, height: 2160), bytesPerSourcePixel: 4,
-                                            framesPerSecond: 10, isScreen: true, networkDestinations: 2)
-        XCTAssertLessThan(plan.size.width, 3840)
-        XCTAssertEqual(plan.size.width * 2160, plan.size.height * 3840, "keeps the aspect")
+    func testALargePanelIsScaledToTheLargestSizeThatFitsKeepingItsShape() throws {
+        let source = FrameSize(width: 3840, height: 2160)
+        let plan = try BroadcastPlan.choose(sourceSize: source, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                            networkDestinations: 2)
+        XCTAssertTrue(plan.isScaled)
+        XCTAssertEqual(plan.sourceSize, source)
         XCTAssertEqual(plan.size.width % 2, 0)
         XCTAssertEqual(plan.size.height % 2, 0)
+        // The shape, within the rounding of the height to even.
+        XCTAssertLessThanOrEqual(abs(plan.size.width * 2160 - plan.size.height * 3840), 2 * 3840)
         XCTAssertLessThanOrEqual(plan.estimatedBytes, BroadcastPlan.defaultBudgetBytes)
+        // Scaled frames in flight are 4:2:0 at the planned size, not the source's 32 MiB each.
+        XCTAssertEqual(plan.framesInFlight, 3)
+        // The largest: the next size up does not fit.
+        let sizes = BroadcastPlan.scaledSizes(of: source)
+        let index = try XCTUnwrap(sizes.firstIndex(of: plan.size))
+        let larger = sizes[max(index - 1, 0)]
+        XCTAssertThrowsError(try BroadcastPlan.choose(sourceSize: source, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                                      networkDestinations: 2, requestedSize: larger)) { error in
+            XCTAssertTrue("\(error)".contains("the largest that fits is \(plan.size)"), "\(error)")
+        }
+    }
+
+    /// A 1080p screen copied into the pool (padded rows): 1920x1080 does not fit, the
+    /// plan picks the largest 16:9 size that does, and the arithmetic is the documented one.
+    func testAFullHDCopiedScreenGetsTheLargestFittingSixteenByNine() throws {
+        let plan = try BroadcastPlan.choose(sourceSize: FrameSize(width: 1920, height: 1080), bytesPerSourcePixel: 4, framesPerSecond: 10,
+                                            isScreen: true, networkDestinations: 0)
+        // 16 MiB + (3 in flight + 14 in the encoder) × 1.5 bytes a pixel ≤ 40 MiB: 986,895 pixels.
+        XCTAssertEqual(plan.size, FrameSize(width: 1324, height: 744))
+        XCTAssertEqual(plan.estimatedBytes, BroadcastPlan.processBaseBytes + 17 * (1324 * 744 * 3 / 2))
+        XCTAssertLessThanOrEqual(plan.estimatedBytes, BroadcastPlan.defaultBudgetBytes)
+    }
+
+    func testScaledSizesKeepTheShapeAndAreEvenLargestFirst() {
+        let sizes = BroadcastPlan.scaledSizes(of: FrameSize(width: 800, height: 480))
+        XCTAssertEqual(sizes.first, FrameSize(width: 798, height: 478))
+        XCTAssertEqual(sizes.last, FrameSize(width: 160, height: 96))
+        XCTAssertTrue(sizes.allSatisfy { $0.width % 2 == 0 && $0.height % 2 == 0 })
+        XCTAssertTrue(zip(sizes, sizes.dropFirst()).allSatisfy { $0.width > $1.width && $0.height >= $1.height })
+        XCTAssertTrue(BroadcastPlan.scaledSizes(of: FrameSize(width: 100, height: 60)).isEmpty, "nothing below 160x90")
+    }
+
+    func testARequestedSizeIsUsedWhenItFits() throws {
+        let plan = try BroadcastPlan.choose(sourceSize: panel, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                            networkDestinations: 1, copiesFrames: false, requestedSize: FrameSize(width: 400, height: 240))
+        XCTAssertEqual(plan.size, FrameSize(width: 400, height: 240))
+        XCTAssertTrue(plan.isScaled)
+        XCTAssertEqual(plan.framesInFlight, 3, "a scaled picture is written into the capture's own frames")
+        // The bitrate follows the sent size: 400 × 240 × 10 × 0.15 = 144 kbit/s, raised to the 200 kbit/s floor.
+        XCTAssertEqual(plan.videoBitrate, 200_000)
+        let same = try BroadcastPlan.choose(sourceSize: panel, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                            networkDestinations: 1, requestedSize: panel)
+        XCTAssertFalse(same.isScaled)
+    }
+
+    func testBadRequestedSizesNameTheProblemAndASizeThatWould() {
+        let cases: [(FrameSize, String)] = [
+            (FrameSize(width: 401, height: 240), "even numbers, such as 400x240"),
+            (FrameSize(width: 1600, height: 960), "larger than the source's 800x480"),
+            (FrameSize(width: 80, height: 48), "smaller than 160x90"),
+            (FrameSize(width: 400, height: 400), "use e.g. 400x240"),
+        ]
+        for (size, message) in cases {
+            XCTAssertThrowsError(try BroadcastPlan.choose(sourceSize: panel, bytesPerSourcePixel: 4, framesPerSecond: 10, isScreen: true,
+                                                          networkDestinations: 1, requestedSize: size)) { error in
+                XCTAssertTrue("\(error)".contains("--size \(size)") && "\(error)".contains(message), "\(error)")
+            }
+        }
+        // Within the rounding to even: 1366x768 scaled to 682x384 (383.4 exactly).
+        XCTAssertNoThrow(try BroadcastPlan.validate(FrameSize(width: 682, height: 384), source: FrameSize(width: 1366, height: 768)))
     }
 
     func testQueuesShrinkBeforeThePicture() throws {

@@ -344,3 +344,84 @@ public final class MotoServer {
         return try Data(contentsOf: URL(fileURLWithPath: file))
     }
 }
+
+/// A real RTMP server: Debian's nginx with libnginx-mod-rtmp, run as a user process on a
+/// free loopback port with its own prefix and configuration in `folder` (`daemon off`, no
+/// root paths). It records every stream published to `rtmp://127.0.0.1:PORT/live/NAME`
+/// into `recordings/NAME.flv` (`record all`), and plays it to anyone who pulls it.
+public final class NginxRTMPServer {
+    public let port: Int
+    public let folder: String
+    private var process: Process?
+
+    /// Where Debian's libnginx-mod-rtmp puts the module.
+    public static let module = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
+
+    /// Starts nginx and waits until it accepts connections.
+    /// - Throws: `ToolError` when nginx or the module is not installed, or nginx does
+    ///   not listen within 10 s (its error log attached).
+    public init(folder: String) throws {
+        let nginx = try requiredProgram("nginx", package: "nginx")
+        guard FileManager.default.fileExists(atPath: Self.module) else {
+            throw ToolError(command: "nginx", status: 127,
+                            stderr: "\(Self.module) is missing: run scripts/install-deps --test (Debian package libnginx-mod-rtmp)")
+        }
+        self.folder = folder
+        port = try freeLoopbackPort()
+        try FileManager.default.createDirectory(atPath: folder + "/recordings", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder + "/logs", withIntermediateDirectories: true)
+        let configuration = """
+            load_module \(Self.module);
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            pid \(folder)/nginx.pid;
+            error_log \(folder)/logs/error.log info;
+            events { worker_connections 64; }
+            rtmp {
+                server {
+                    listen 127.0.0.1:\(port);
+                    application live {
+                        live on;
+                        record all;
+                        record_path \(folder)/recordings;
+                        record_unique off;
+                    }
+                }
+            }
+
+            """
+        try configuration.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        // -e: the error log before the configuration is read (else /var/log/nginx).
+        process.arguments = ["-p", folder, "-c", folder + "/nginx.conf", "-e", folder + "/logs/error.log"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !isListening(port: port) && Date() < deadline && process.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+        guard isListening(port: port) else {
+            stop()
+            throw ToolError(command: "nginx", status: 1, stderr: errorLog)
+        }
+    }
+
+    deinit { stop() }
+
+    public func url(_ name: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(name)" }
+
+    /// What nginx recorded of the stream `name`.
+    public func recording(_ name: String) -> String { folder + "/recordings/\(name).flv" }
+
+    public var errorLog: String { (try? String(contentsOfFile: folder + "/logs/error.log", encoding: .utf8)) ?? "" }
+
+    /// Ends nginx (SIGTERM; recordings are closed when their publisher leaves) and reaps it.
+    public func stop() {
+        guard let process else { return }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        self.process = nil
+    }
+}

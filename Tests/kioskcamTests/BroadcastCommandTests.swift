@@ -11,15 +11,19 @@ final class BroadcastCommandTests: XCTestCase {
 
     /// A kioskcam framebuffer file (`FramebufferFile`'s header, XRGB8888) holding four
     /// coloured quadrants: red, green, blue, white — easy to recognise after H.264.
-    func writeScreen(to path: String) throws {
-        let stride = width * 4
+    /// `stride` wider than a row pads the rows, as many panels' framebuffers do.
+    func writeScreen(to path: String, size: FrameSize? = nil, stride: Int? = nil) throws {
+        let (width, height) = (size?.width ?? width, size?.height ?? height)
+        let stride = stride ?? width * 4
         var bytes = Array("KIOSKFB1".utf8)
         for field in [4096, width, height, stride, 32, 16, 8, 8, 8, 0, 8, 0, 0] {
             let value = UInt32(field)
             bytes += [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
         }
         bytes += [UInt8](repeating: 0, count: 4096 - bytes.count)
+        bytes.reserveCapacity(4096 + stride * height)
         for y in 0..<height {
+            var row = [UInt8](repeating: 0, count: stride)
             for x in 0..<width {
                 let colour: (UInt8, UInt8, UInt8) = switch (x < width / 2, y < height / 2) {
                 case (true, true): (230, 20, 20)
@@ -27,8 +31,9 @@ final class BroadcastCommandTests: XCTestCase {
                 case (true, false): (20, 20, 230)
                 case (false, false): (240, 240, 240)
                 }
-                bytes += [colour.2, colour.1, colour.0, 0]   // B, G, R, X in memory
+                (row[x * 4], row[x * 4 + 1], row[x * 4 + 2]) = (colour.2, colour.1, colour.0)   // B, G, R, X in memory
             }
+            bytes += row
         }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
@@ -41,12 +46,25 @@ final class BroadcastCommandTests: XCTestCase {
         return path
     }
 
+    /// How an `ffmpeg` receiver waits for the broadcast.
+    enum Listener {
+        case rtmp, rtsp, srt
+
+        func input(_ url: String) -> [String] {
+            switch self {
+            case .rtmp: ["-listen", "1", "-f", "flv", "-i", url]
+            case .rtsp: ["-rtsp_flags", "listen", "-i", url]
+            // SRT's listener mode is an option of the URL; the broadcast calls (the default).
+            case .srt: ["-f", "mpegts", "-i", url + "?mode=listener"]
+            }
+        }
+    }
+
     /// A receiver: `ffmpeg` listening on `url`, copying what arrives into `output`.
-    func receiver(_ url: String, rtsp: Bool, output: String) throws -> Process {
+    func receiver(_ url: String, _ listener: Listener, output: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try requiredProgram("ffmpeg", package: "ffmpeg"))
-        let listen = rtsp ? ["-rtsp_flags", "listen"] : ["-listen", "1", "-f", "flv"]
-        process.arguments = ["-nostdin", "-v", "error"] + listen + ["-i", url, "-c", "copy", "-y", output]
+        process.arguments = ["-nostdin", "-v", "error"] + listener.input(url) + ["-c", "copy", "-y", output]
         process.standardError = FileHandle.nullDevice
         try process.run()
         return process
@@ -93,12 +111,13 @@ final class BroadcastCommandTests: XCTestCase {
         var log: String { (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? "" }
     }
 
-    /// One decoded frame of `path` at `seconds`, as 800x480 RGB24.
-    func frame(of path: String, at seconds: Double) throws -> [UInt8] {
+    /// One decoded frame of `path` at `seconds`, as RGB24 of `size` (800x480 unless said).
+    func frame(of path: String, at seconds: Double, size: FrameSize? = nil) throws -> [UInt8] {
         let ffmpeg = try requiredProgram("ffmpeg", package: "ffmpeg")
         let raw = path + ".rgb"
+        let size = size ?? FrameSize(width: width, height: height)
         _ = try Tool.run(ffmpeg, ["-nostdin", "-v", "error", "-ss", String(seconds), "-i", path, "-frames:v", "1",
-                                  "-s", "\(width)x\(height)", "-pix_fmt", "rgb24", "-f", "rawvideo", "-y", raw])
+                                  "-s", size.description, "-pix_fmt", "rgb24", "-f", "rawvideo", "-y", raw])
         return Array(try Data(contentsOf: URL(fileURLWithPath: raw)))
     }
 
@@ -128,7 +147,7 @@ final class BroadcastCommandTests: XCTestCase {
         let rtmp = "rtmp://127.0.0.1:\(try freeLoopbackPort())/live/test"
         let rtsp = "rtsp://127.0.0.1:\(try freeLoopbackPort())/live"
         let flv = folder.path + "/out.flv", mkv = folder.path + "/out.mkv"
-        let receivers = [try receiver(rtmp, rtsp: false, output: flv), try receiver(rtsp, rtsp: true, output: mkv)]
+        let receivers = [try receiver(rtmp, .rtmp, output: flv), try receiver(rtsp, .rtsp, output: mkv)]
         defer { for receiver in receivers where receiver.isRunning { receiver.terminate() } }
         Thread.sleep(forTimeInterval: 1)   // listening
         let statusFile = folder.path + "/state/broadcast.json"
@@ -173,13 +192,144 @@ final class BroadcastCommandTests: XCTestCase {
         XCTAssertLessThan(peak.anonymous, 40 * 1024, "peak anonymous memory \(peak.anonymous) KiB (VmHWM \(peak.resident) KiB)")
     }
 
+    /// Checks that `path` decodes as H.264 + AAC lasting about `seconds`, showing what
+    /// the screen showed (`expected`, a decoded screenshot), with the tone.
+    func assertArrived(_ path: String, seconds: Double, expected: [UInt8], file: StaticString = #filePath, line: UInt = #line) throws {
+        let probe = try FFprobe.probe(path)
+        print("arrived: \(path): \(probe.format.durationSeconds) s, \(probe.video?.frameCount ?? 0) frames")
+        XCTAssertEqual(probe.video?.codec_name, "h264", path, file: file, line: line)
+        XCTAssertEqual(probe.video?.width, width, path, file: file, line: line)
+        XCTAssertEqual(probe.audio?.codec_name, "aac", path, file: file, line: line)
+        // A receiver may start at the second keyframe (2 s GOPs) and lose the last packets in flight.
+        XCTAssertEqual(probe.format.durationSeconds, seconds, accuracy: 2.1, path, file: file, line: line)
+        XCTAssertGreaterThan(probe.video?.frameCount ?? 0, Int((seconds - 2.1) * 10), path, file: file, line: line)
+        XCTAssertLessThan(try difference(frame(of: path, at: 1), expected), 8, "\(path) shows what the screen showed",
+                          file: file, line: line)
+        XCTAssertGreaterThan(try meanVolume(path), -40, "\(path) has the tone", file: file, line: line)
+    }
+
+    /// The screen as a decoded screenshot (`kioskcam screenshot`), to compare with.
+    func screenshot(_ config: String, _ folder: TemporaryDirectory) throws -> [UInt8] {
+        let path = folder.path + "/screen.png"
+        _ = try Tool.run(Package.kioskcamBinary, ["screenshot", "--config", config, "-o", path])
+        return try frame(of: path, at: 0)
+    }
+
+    /// The HLS playlist's text; it must exist.
+    func playlist(_ path: String) throws -> String {
+        try XCTUnwrap(try? String(contentsOfFile: path, encoding: .utf8), "no playlist at \(path)")
+    }
+
+    /// SRT (to the `ffmpeg` CLI as an SRT listener) and an HLS folder that did not exist
+    /// yet, at once, for `--duration 8s`: both decode as H.264 + AAC of about 8 s showing
+    /// the screen, and the playlist is finished (#EXT-X-ENDLIST) when the duration ends.
+    func testScreenGoesToAnSRTListenerAndAnHLSFolder() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        // SRT is UDP: a port the kernel just gave out for TCP is as good as any on loopback.
+        let srt = "srt://127.0.0.1:\(try freeLoopbackPort())"
+        let ts = folder.path + "/out.ts"
+        let listener = try receiver(srt, .srt, output: ts)
+        defer { if listener.isRunning { listener.terminate() } }
+        Thread.sleep(forTimeInterval: 1)   // listening
+        let hls = folder.path + "/www/live"
+        let broadcast = try Broadcast(["--config", config, "--to", srt, "--to", hls, "--duration", "8s"],
+                                      stderr: folder.path + "/broadcast.log")
+        let peak = broadcast.finish(timeout: 60)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        // The listener sees the caller hang up and ends its file.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while listener.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        if listener.isRunning { listener.terminate() }
+        listener.waitUntilExit()
+
+        let expected = try screenshot(config, folder)
+        try assertArrived(ts, seconds: 8, expected: expected)
+        let index = hls + "/index.m3u8"
+        let finished = try playlist(index)
+        XCTAssertTrue(finished.contains("#EXT-X-ENDLIST"), finished)
+        try assertArrived(index, seconds: 8, expected: expected)
+        let status = try XCTUnwrap(FileManager.default.contents(atPath: folder.path + "/state/broadcast.json").flatMap(BroadcastStatus.decode))
+        XCTAssertEqual(status.state, .stopped, broadcast.log)
+        XCTAssertEqual(Set(status.destinations.map(\.name)), [srt, index])
+        XCTAssertTrue(status.destinations.allSatisfy { $0.bytes > 50_000 }, "\(status)")
+        XCTAssertLessThan(peak.anonymous, 40 * 1024, "peak anonymous memory \(peak.anonymous) KiB (VmHWM \(peak.resident) KiB)")
+    }
+
+    /// SIGTERM (what `systemctl stop` and `broadcast-stop` send) finishes the HLS playlist
+    /// as the duration's end does: #EXT-X-ENDLIST, and every second sent until then.
+    func testSIGTERMFinishesTheHLSPlaylist() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let hls = folder.path + "/hls"
+        let broadcast = try Broadcast(["--config", config, "--to", hls + "/"], stderr: folder.path + "/broadcast.log")
+        let index = hls + "/index.m3u8"
+        var started: Date?
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while started == nil, broadcast.process.isRunning, Date() < deadline {
+            if FileManager.default.fileExists(atPath: index) { started = Date() }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTAssertNotNil(started, "no playlist: \(broadcast.log)")
+        Thread.sleep(forTimeInterval: 6)
+        let live = try playlist(index)
+        XCTAssertFalse(live.contains("#EXT-X-ENDLIST"), "a live playlist is not finished yet: \(live)")
+        broadcast.process.terminate()
+        _ = broadcast.finish(timeout: 30)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        XCTAssertTrue(broadcast.log.contains("SIGTERM"), broadcast.log)
+        let finished = try playlist(index)
+        XCTAssertTrue(finished.contains("#EXT-X-ENDLIST"), finished)
+        // The first segment is listed once it is complete (2 s in): about 8 s in all.
+        try assertArrived(index, seconds: 8, expected: try screenshot(config, folder))
+    }
+
+    /// A real RTMP server (nginx with libnginx-mod-rtmp): the broadcast publishes to it, a
+    /// viewer pulls the stream from it meanwhile, and what the server recorded decodes as
+    /// H.264 + AAC of the whole 10 s, showing the screen.
+    func testScreenGoesToAnNginxRTMPServerAndPlaysBackFromIt() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let server = try NginxRTMPServer(folder: folder.path + "/nginx")
+        let url = server.url("kiosk")
+        let statusFile = folder.path + "/state/broadcast.json"
+        let broadcast = try Broadcast(["--config", config, "--to", url, "--duration", "10s"], stderr: folder.path + "/broadcast.log")
+        var live = false
+        let deadline = Date(timeIntervalSinceNow: 8)
+        while !live, broadcast.process.isRunning, Date() < deadline {
+            live = FileManager.default.contents(atPath: statusFile).flatMap(BroadcastStatus.decode)?.state == .live
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        XCTAssertTrue(live, broadcast.log)
+        // A viewer: four seconds pulled from the server while the broadcast goes on.
+        let pulled = folder.path + "/pulled.flv"
+        let viewer = try Tool.run(try requiredProgram("ffmpeg", package: "ffmpeg"),
+                                  ["-nostdin", "-v", "error", "-i", url, "-t", "4", "-c", "copy", "-y", pulled], allowFailure: true)
+        XCTAssertEqual(viewer.status, 0, viewer.stderr)
+        let peak = broadcast.finish(timeout: 60)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        // nginx closes the recording when the publisher leaves.
+        let closed = Date(timeIntervalSinceNow: 10)
+        while !server.errorLog.contains("deleteStream"), Date() < closed { Thread.sleep(forTimeInterval: 0.1) }
+        server.stop()
+
+        let expected = try screenshot(config, folder)
+        try assertArrived(server.recording("kiosk"), seconds: 10, expected: expected)
+        let viewed = try FFprobe.probe(pulled)
+        XCTAssertEqual(viewed.video?.codec_name, "h264")
+        XCTAssertEqual(viewed.audio?.codec_name, "aac")
+        XCTAssertEqual(viewed.format.durationSeconds, 4, accuracy: 0.5)
+        XCTAssertLessThan(try difference(frame(of: pulled, at: 1), expected), 8, "the viewer sees the screen")
+        XCTAssertLessThan(peak.anonymous, 40 * 1024, "peak anonymous memory \(peak.anonymous) KiB (VmHWM \(peak.resident) KiB)")
+    }
+
     /// The RTMP receiver goes away for 10 s mid-stream: the broadcast reconnects by itself,
     /// the library file beside it has no gap, and memory stays under the cap.
     func testTheReceiverGoingAwayForTenSecondsLeavesNoGapInTheFile() throws {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
         let rtmp = "rtmp://127.0.0.1:\(try freeLoopbackPort())/live/test"
-        let first = try receiver(rtmp, rtsp: false, output: folder.path + "/first.flv")
+        let first = try receiver(rtmp, .rtmp, output: folder.path + "/first.flv")
         Thread.sleep(forTimeInterval: 1)
         let broadcast = try Broadcast(["--config", config, "--to", "library", "--to", rtmp, "--duration", "30s"],
                                       stderr: folder.path + "/broadcast.log")
@@ -187,7 +337,7 @@ final class BroadcastCommandTests: XCTestCase {
         first.terminate()
         first.waitUntilExit()
         Thread.sleep(forTimeInterval: 10)
-        let second = try receiver(rtmp, rtsp: false, output: folder.path + "/second.flv")
+        let second = try receiver(rtmp, .rtmp, output: folder.path + "/second.flv")
         defer { if second.isRunning { second.terminate() } }
         let peak = broadcast.finish(timeout: 90)
         second.waitUntilExit()
@@ -215,7 +365,7 @@ final class BroadcastCommandTests: XCTestCase {
         defer { _ = daemon.terminate() }
         let rtmp = "rtmp://127.0.0.1:\(try freeLoopbackPort())/live/test"
         let flv = folder.path + "/daemon.flv"
-        let listener = try receiver(rtmp, rtsp: false, output: flv)
+        let listener = try receiver(rtmp, .rtmp, output: flv)
         defer { if listener.isRunning { listener.terminate() } }
         // `watch`: the broadcast's state changes arrive as events.
         let watcher = Process()
@@ -259,6 +409,75 @@ final class BroadcastCommandTests: XCTestCase {
         XCTAssertGreaterThan(try FFprobe.probe(try XCTUnwrap(screens.first)).format.durationSeconds, 2)
     }
 
+    /// A 1920x1080 screen with padded rows (so its frames are copied) does not fit the
+    /// budget as it is: the plan scales it to the largest 16:9 size that does, the log says
+    /// so, and the library file is at that size showing the screen scaled down.
+    func testAFullHDScreenIsScaledToThePlannedSize() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let source = FrameSize(width: 1920, height: 1080)
+        try writeScreen(to: folder.path + "/screen.fb", size: source, stride: 1920 * 4 + 256)
+        let plan = try BroadcastPlan.choose(sourceSize: source, bytesPerSourcePixel: 4, framesPerSecond: nil, isScreen: true,
+                                            networkDestinations: 0)
+        XCTAssertEqual(plan.size, FrameSize(width: 1324, height: 744))
+        let broadcast = try Broadcast(["--config", config, "--to", "library", "--duration", "4s"], stderr: folder.path + "/broadcast.log")
+        let peak = broadcast.finish(timeout: 90)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        XCTAssertTrue(broadcast.log.contains("the screen's 1920x1080 is scaled to \(plan.size)"), broadcast.log)
+        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
+                                 broadcast.log)
+        let probe = try FFprobe.probe(file)
+        XCTAssertEqual(probe.video?.codec_name, "h264")
+        XCTAssertEqual(probe.video?.width, plan.size.width)
+        XCTAssertEqual(probe.video?.height, plan.size.height)
+        XCTAssertEqual(probe.format.durationSeconds, 4, accuracy: 1)
+        // The screenshot (the full 1920x1080) scaled down by ffmpeg, against the file's own pixels.
+        let screenshot = folder.path + "/screen.png"
+        _ = try Tool.run(Package.kioskcamBinary, ["screenshot", "--config", config, "-o", screenshot])
+        let expected = try frame(of: screenshot, at: 0, size: plan.size)
+        XCTAssertLessThan(try difference(frame(of: file, at: 1, size: plan.size), expected), 6, "the file shows the screen scaled down")
+        XCTAssertLessThan(peak.anonymous, 40 * 1024, "peak anonymous memory \(peak.anonymous) KiB (VmHWM \(peak.resident) KiB)")
+        print("1080p screen scaled to \(plan.size): peak anonymous \(peak.anonymous) KiB, VmHWM \(peak.resident) KiB")
+    }
+
+    /// `--size` picks the size (the panel's shape, smaller); the file is at that size.
+    func testSizeOptionPicksTheSentSize() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let broadcast = try Broadcast(["--config", config, "--to", "library", "--size", "400x240", "--duration", "3s"],
+                                      stderr: folder.path + "/broadcast.log")
+        _ = broadcast.finish(timeout: 60)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        XCTAssertTrue(broadcast.log.contains("is scaled to 400x240 (--size)"), broadcast.log)
+        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
+                                 broadcast.log)
+        let probe = try FFprobe.probe(file)
+        XCTAssertEqual(probe.video?.width, 400)
+        XCTAssertEqual(probe.video?.height, 240)
+        let size = FrameSize(width: 400, height: 240)
+        let screenshot = folder.path + "/screen.png"
+        _ = try Tool.run(Package.kioskcamBinary, ["screenshot", "--config", config, "-o", screenshot])
+        XCTAssertLessThan(try difference(frame(of: file, at: 1, size: size), frame(of: screenshot, at: 0, size: size)), 8)
+    }
+
+    /// For the camera `--size` is the size the camera delivers (`camera.size`): nothing
+    /// is scaled, and the file is at that size.
+    func testSizeOptionSetsTheCamerasSize() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let broadcast = try Broadcast(["--config", config, "--source", "camera", "--to", "library", "--size", "256x192", "--duration", "3s"],
+                                      stderr: folder.path + "/broadcast.log")
+        _ = broadcast.finish(timeout: 60)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        XCTAssertFalse(broadcast.log.contains("is scaled to"), broadcast.log)
+        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
+                                 broadcast.log)
+        let probe = try FFprobe.probe(file)
+        XCTAssertEqual(probe.video?.width, 256)
+        XCTAssertEqual(probe.video?.height, 192)
+        XCTAssertGreaterThan(probe.video?.frameCount ?? 0, 30)
+    }
+
     func testBadRequestsNameTheFix() throws {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
@@ -268,6 +487,10 @@ final class BroadcastCommandTests: XCTestCase {
             (["--to", "library", "--fps", "30"], "2–15"),
             (["--to", "library", "--source", "window"], "use screen or camera"),
             (["--to", "library", "--duration", "soon"], "--duration soon"),
+            (["--to", "library", "--size", "big"], "--size big: use WIDTHxHEIGHT"),
+            (["--to", "library", "--size", "401x240"], "even numbers, such as 400x240"),
+            (["--to", "library", "--size", "1600x960"], "larger than the source's 800x480"),
+            (["--to", "library", "--size", "400x400"], "use e.g. 400x240"),
         ]
         for (arguments, message) in cases {
             let result = try Tool.run(Package.kioskcamBinary, ["broadcast", "--config", config] + arguments, allowFailure: true)
