@@ -66,9 +66,10 @@ final class BroadcastCgroupDaemonTests: XCTestCase {
     /// Starts a library broadcast through the daemon, checks where it runs while it is live,
     /// stops it and checks the file plays.
     /// - Returns: The broadcast's pid and its cgroup while it ran.
-    private func broadcastOnce(_ daemon: KioskcamDaemon) throws -> (pid: Int32, cgroup: String?) {
+    private func broadcastOnce(_ daemon: KioskcamDaemon, capped: Bool) throws -> (pid: Int32, cgroup: String?) {
         let started = try daemon.kioskcam(["broadcast-start", "--to", "library"])
         XCTAssertEqual(started.status, 0, started.stderr)
+        XCTAssertEqual(started.stdout.contains("memory NOT capped"), !capped, started.stdout)
         let pid = try XCTUnwrap(started.stdout.split(separator: " ").lazy.compactMap { Int32($0.trimmingCharacters(in: .punctuationCharacters)) }.first,
                                 started.stdout)
         var live = false
@@ -114,7 +115,7 @@ final class BroadcastCgroupDaemonTests: XCTestCase {
             XCTAssertEqual(daemonCgroup, unit.path + "/daemon", "the daemon moved itself into its leaf")
             XCTAssertEqual(read(leaf + "/memory.max"), "52428800")
             if FileManager.default.fileExists(atPath: leaf + "/memory.swap.max") { XCTAssertEqual(read(leaf + "/memory.swap.max"), "0") }
-            let broadcast = try broadcastOnce(daemon)
+            let broadcast = try broadcastOnce(daemon, capped: true)
             XCTAssertEqual(broadcast.cgroup, unit.path + "/broadcast", "the broadcast pid \(broadcast.pid) runs in the capped leaf")
             XCTAssertEqual(daemon.status()["broadcast_memory_max"] as? Int, 52_428_800, "what the broadcast itself found over it")
             let peak = Int64(read(leaf + "/memory.peak")) ?? -1
@@ -129,7 +130,7 @@ final class BroadcastCgroupDaemonTests: XCTestCase {
             XCTAssertTrue(cap.contains("fix: run the daemon as kioskcam.service, whose Delegate=memory"), cap)
             XCTAssertEqual(daemonCgroup, unit.path, "nothing to split: the daemon stays where it was started")
             XCTAssertFalse(FileManager.default.fileExists(atPath: unit.directory + "/daemon"))
-            let broadcast = try broadcastOnce(daemon)
+            let broadcast = try broadcastOnce(daemon, capped: false)
             XCTAssertEqual(broadcast.cgroup, unit.path, "the broadcast runs uncapped next to the daemon")
             XCTAssertTrue((daemon.status()["broadcast_cap"] as? String ?? "").contains("ran with no memory limit"), "\(daemon.status())")
         }
@@ -149,7 +150,7 @@ final class BroadcastCgroupDaemonTests: XCTestCase {
         XCTAssertTrue(cap.contains("ProtectControlGroups=yes"), cap)
         XCTAssertTrue(daemon.logText().contains("broadcast: memory cap NOT enforced"), daemon.logText())
         XCTAssertEqual(cgroupPath(of: daemon.process.processIdentifier), unit.path)
-        let broadcast = try broadcastOnce(daemon)
+        let broadcast = try broadcastOnce(daemon, capped: false)
         XCTAssertEqual(broadcast.cgroup, unit.path)
         XCTAssertNil(daemon.status()["broadcast_memory_max"], "no memory.max over the broadcast")
         let text = try daemon.kioskcam(["status"])
