@@ -8,9 +8,9 @@ import XCTest
 /// daemon, started in a cgroup of its own as systemd starts kioskcam.service, splits it into
 /// `daemon` and `broadcast` leaves — against the real kernel's cgroup v2 files. Where the
 /// memory controller is not there (this build machine's hybrid cgroups) the broadcast runs
-/// uncapped and `status` says why and what fixes it. In the HIL guest
-/// (scripts/hil/scenarios/broadcast-cgroup.sh, KIOSKCAM_HIL_EXPECT_CAP=1) the controller
-/// must be there and the cap is checked with the kernel's own figures.
+/// uncapped and `status` says why and what fixes it. On a machine that has it, the capped
+/// branch checks the kernel's own figures (KIOSKCAM_HIL_EXPECT_CAP=1 makes its absence a
+/// failure); the HIL scenario broadcast-cgroup.sh checks the same in the guest from the shell.
 final class BroadcastCgroupDaemonTests: XCTestCase {
     private var expectCap: Bool { ProcessInfo.processInfo.environment["KIOSKCAM_HIL_EXPECT_CAP"] == "1" }
 
