@@ -41,6 +41,7 @@ func fuzzCgroup(_ bytes: UnsafeRawBufferPointer) {
     let numbers = limits.compactMap { if case .bytes(let bytes) = $0 { bytes } else { nil } }
     Fuzz.require(CgroupFacts.effectiveLimit(limits) == numbers.min(), "effective limit of \(limits)")
     _ = CgroupFacts.controllers(value)
+    if let kills = CgroupFacts.counter("oom_kill", in: value) { Fuzz.require(kills >= 0, "oom_kill \(kills)") }
 
     if case .success(let layout) = BroadcastCgroup.locate(procCgroup: procCgroup, mountinfo: mountinfo) {
         Fuzz.require(layout.unitPath != "/" && layout.broadcastDirectory.hasPrefix(layout.unitDirectory + "/"), "layout \(layout)")

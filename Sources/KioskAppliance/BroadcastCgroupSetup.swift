@@ -81,6 +81,12 @@ public enum BroadcastCgroupSetup {
         return (path, CgroupFacts.effectiveLimit(limits))
     }
 
+    /// How often the kernel's OOM killer ended a process in `directory` (its
+    /// `memory.events` oom_kill) since the cgroup was made; nil when unreadable.
+    public static func oomKills(in directory: String) -> Int? {
+        read(directory + "/memory.events").flatMap { CgroupFacts.counter("oom_kill", in: $0) }
+    }
+
     /// A small kernel file's text; nil when it cannot be read.
     static func read(_ path: String) -> String? {
         FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }

@@ -113,6 +113,14 @@ public final class BroadcastLink: Sendable {
     /// Fills the broadcast fields of a status report.
     public func fill(_ report: inout StatusReport, now: Double = Date().timeIntervalSince1970) {
         report.broadcastCap = cap.line
+        // Over the cap the kernel kills the broadcast without a word: say so where people look.
+        let kills = cap.directory.flatMap(BroadcastCgroupSetup.oomKills(in:))
+        report.broadcastOOMKills = kills
+        defer {
+            if let kills, kills > 0, let line = report.broadcastCap {
+                report.broadcastCap = line + "; the kernel killed a broadcast \(kills) time(s) for going over it (memory.events oom_kill)"
+            }
+        }
         guard let status = current(now: now) else { return }
         report.broadcastMemoryMax = status.memoryMaxBytes
         let limit: String = status.memoryMaxBytes.map { "under memory.max \($0 >> 20) MiB" } ?? "with no memory limit"

@@ -84,6 +84,16 @@ final class BroadcastCgroupTests: XCTestCase {
         XCTAssertEqual(CgroupFacts.levels(ofDirectory: "/sys/fs/cgroupx/y", mountPoint: "/sys/fs/cgroup"), [])
     }
 
+    func testCountersOfMemoryEvents() {
+        let events = "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n"
+        XCTAssertEqual(CgroupFacts.counter("oom_kill", in: events), 1)
+        XCTAssertEqual(CgroupFacts.counter("max", in: events), 12)
+        XCTAssertNil(CgroupFacts.counter("oom_kil", in: events))
+        XCTAssertNil(CgroupFacts.counter("oom_kill", in: "oom_kill -1\n"))
+        XCTAssertNil(CgroupFacts.counter("oom_kill", in: "oom_kill 99999999999999999999999\n"))
+        XCTAssertNil(CgroupFacts.counter("oom_kill", in: ""))
+    }
+
     func testControllerLists() {
         XCTAssertEqual(CgroupFacts.controllers("cpuset cpu io memory pids\n"), ["cpuset", "cpu", "io", "memory", "pids"])
         XCTAssertEqual(CgroupFacts.controllers("\n"), [])
@@ -170,6 +180,7 @@ final class BroadcastCgroupTests: XCTestCase {
             let mount = CgroupFacts.unifiedMount(mountinfo: text)
             _ = CgroupFacts.memoryLimit(text)
             _ = CgroupFacts.controllers(text)
+            _ = CgroupFacts.counter("oom_kill", in: text)
             if let path, let mount {
                 _ = CgroupFacts.directory(of: path, mountPoint: mount.mountPoint, root: mount.root)
             }

@@ -66,6 +66,17 @@ public enum CgroupFacts {
         return .bytes(bytes)
     }
 
+    /// One counter of a flat-keyed cgroup file such as `memory.events` ("oom_kill 2"); nil
+    /// when the key is absent or its value is not a count.
+    public static func counter(_ name: String, in text: String) -> Int? {
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count == 2, fields[0] == name, fields[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { continue }
+            return Int(fields[1])
+        }
+        return nil
+    }
+
     /// The limit that holds for a cgroup: the smallest `memory.max` on its path from the
     /// root (each level's value, in any order); nil when every level says "max" (or none
     /// could be read).

@@ -68,6 +68,8 @@ public struct StatusReport: Sendable, Equatable, Codable {
     /// broadcast found over itself (nil: none, or none reported).
     public var broadcastCap: String?
     public var broadcastMemoryMax: Int64?
+    /// Broadcasts the kernel killed for going over the cap (the capped cgroup's oom_kill).
+    public var broadcastOOMKills: Int?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -108,6 +110,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case broadcast
         case broadcastCap = "broadcast_cap"
         case broadcastMemoryMax = "broadcast_memory_max"
+        case broadcastOOMKills = "broadcast_oom_kills"
     }
 
     /// Human-readable lines for `kioskcam status`.

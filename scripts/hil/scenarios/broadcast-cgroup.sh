@@ -8,7 +8,9 @@
 # <unit>/broadcast with memory.max 52428800 and no swap, memory.peak < 50 MiB, oom_kill 0,
 # status shows the cap, stop works and the library file plays. Then, with the cgroup file
 # system read-only for the daemon (ProtectControlGroups=yes, in a mount namespace of its
-# own), the broadcast still runs, uncapped, and status and broadcast-start say so.
+# own), the broadcast still runs, uncapped, and status and broadcast-start say so. And the
+# cap is real: with the leaf lowered to 8 MiB the kernel kills the broadcast, the daemon
+# lives on, and status counts the kill.
 # The host's tests (kioskcamTests.BroadcastCgroupDaemonTests) cover the uncapped cases on
 # the build machine's kernel; this scenario is the capped case.
 # Run on the host with:
@@ -153,6 +155,23 @@ hil_log "capped: broadcast cgroup peak $peak_mib MiB, oom_kill $oom; daemon leaf
 reported=$(status_field "$CONF" broadcast_memory_max)
 hil_check "capped: the broadcast reported memory.max $reported over itself" test "$reported" = 52428800
 hil_log "capped: status: $(status_field "$CONF" broadcast_cap)"
+
+# The cap is real: with the leaf's limit lowered to 8 MiB the kernel kills the next
+# broadcast (no swap to hide in), the daemon lives on, and status says what happened.
+echo 8M >$UNIT/broadcast/memory.max
+out=$("$KIOSKCAM" broadcast-start --config "$CONF" --to library 2>&1)
+victim=$(sed -n 's/.*(pid \([0-9]*\).*/\1/p' <<<"$out")
+hil_log "over the cap: $out"
+broadcast_ended() { [[ ! -e /proc/$1 ]] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }
+hil_check "over the cap: the kernel ended the broadcast (pid ${victim:-?})" hil_wait_for 120 broadcast_ended "${victim:-0}"
+oom=$(sed -n 's/^oom_kill //p' $UNIT/broadcast/memory.events)
+hil_check "over the cap: memory.events oom_kill ${oom:-?}" test "${oom:-0}" -ge 1
+hil_check "over the cap: the daemon lives on" kill -0 $DAEMON
+hil_check "over the cap: status counts it: broadcast_oom_kills $(status_field "$CONF" broadcast_oom_kills)" \
+    test "$(status_field "$CONF" broadcast_oom_kills)" = "${oom:-x}"
+cap=$(status_field "$CONF" broadcast_cap)
+hil_check "over the cap: status says: ${cap##*; }" contains "$cap" "the kernel killed a broadcast ${oom:-x} time(s) for going over it"
+echo 52428800 >$UNIT/broadcast/memory.max
 stop_daemon $DAEMON capped
 rmdir $UNIT/broadcast $UNIT/daemon $UNIT 2>/dev/null
 hil_check "capped: the unit's cgroup is empty and removed" test ! -e $UNIT
