@@ -104,7 +104,8 @@ struct ApplianceControlHandler: ControlHandler {
         case .broadcastStart(let destinations, let duration):
             do {
                 let pid = try broadcast.start(destinations: destinations, duration: duration)
-                return .success(["pid": .integer(Int64(pid)), "source": .string("screen")])
+                return .success(["pid": .integer(Int64(pid)), "source": .string("screen"),
+                                 "memory_capped": .bool(broadcast.cap.directory != nil)])
             } catch {
                 return .failure(ControlError(.failed, error.message))
             }

@@ -70,7 +70,9 @@ public final class ApplianceDaemon: Sendable {
         }
         runner = ApplianceRunner(appliance: appliance, reloadConfiguration: reloadConfiguration, logger: logger)
 
-        let broadcast = BroadcastLink(command: broadcastCommand ?? [BroadcastLink.thisProgram, "broadcast"], stateDirectory: stateDirectory, logger: logger)
+        // Before any child process and before READY=1: the daemon may move itself into a leaf.
+        let broadcast = BroadcastLink(command: broadcastCommand ?? [BroadcastLink.thisProgram, "broadcast"], stateDirectory: stateDirectory,
+                                      cap: BroadcastCgroupSetup.prepare(logger: logger), logger: logger)
         self.broadcast = broadcast
         var interaction: InteractionLoop?
         do {

@@ -8,13 +8,17 @@ import Logging
 /// and stops one `kioskcam broadcast --source screen` process, and reads what that process
 /// reports in its status file, for `status`, `watch` events and the screen.
 ///
-/// The broadcast is a separate process so that its memory limit is its own (under systemd
-/// start `kioskcam-broadcast.service`, whose `MemoryMax=50M` the kernel enforces); the
-/// daemon never waits on it except to stop it.
+/// The broadcast is a separate process so that its memory limit is its own: started here it
+/// joins the `broadcast` leaf of the daemon's delegated cgroup (`memory.max` = 50 MB, see
+/// `BroadcastCgroupSetup`), as `kioskcam-broadcast.service`'s `MemoryMax=50M` would cap it;
+/// where the cgroup is not delegated it runs uncapped and `status` says so. The daemon
+/// never waits on it except to stop it.
 public final class BroadcastLink: Sendable {
     /// The program and its leading arguments: `[/usr/bin/kioskcam, broadcast, --config, FILE]`.
     private let command: [String]
     private let statusPath: String
+    /// Whether the 50 MB cap holds for what `start` starts, and where.
+    public let cap: BroadcastCap
     private let logger: Logger
     private struct State {
         var child: ChildProcess?
@@ -32,9 +36,11 @@ public final class BroadcastLink: Sendable {
     /// - Parameters:
     ///   - command: How to run `kioskcam broadcast` with the daemon's configuration.
     ///   - stateDirectory: Where the broadcast writes `broadcast.json`.
-    public init(command: [String], stateDirectory: String, logger: Logger) {
+    ///   - cap: The cgroup a started broadcast joins (`BroadcastCgroupSetup.prepare`).
+    public init(command: [String], stateDirectory: String, cap: BroadcastCap, logger: Logger) {
         self.command = command
         statusPath = stateDirectory + "/" + BroadcastStatus.fileName
+        self.cap = cap
         self.logger = logger
     }
 
@@ -47,6 +53,9 @@ public final class BroadcastLink: Sendable {
                 throw ApplianceError("a broadcast is already running (pid \(child.pid)); stop it first with `kioskcam broadcast-stop`")
             }
             var arguments = Array(command.dropFirst()) + ["--source", "screen", "--quiet", "--status-file", statusPath]
+            // The child joins the capped cgroup itself and then re-executes, so that everything
+            // it maps is charged there (memory charged before a move stays where it was).
+            if let directory = cap.directory { arguments += ["--cgroup", directory] }
             for destination in destinations { arguments += ["--to", destination] }
             if let duration { arguments += ["--duration", String(format: "%.0fs", duration.rounded(.up))] }
             guard let program = command.first else { throw ApplianceError("no kioskcam program to start the broadcast with") }
@@ -103,7 +112,20 @@ public final class BroadcastLink: Sendable {
 
     /// Fills the broadcast fields of a status report.
     public func fill(_ report: inout StatusReport, now: Double = Date().timeIntervalSince1970) {
+        report.broadcastCap = cap.line
+        // Over the cap the kernel kills the broadcast without a word: say so where people look.
+        let kills = cap.directory.flatMap(BroadcastCgroupSetup.oomKills(in:))
+        report.broadcastOOMKills = kills
+        defer {
+            if let kills, kills > 0, let line = report.broadcastCap {
+                report.broadcastCap = line + "; the kernel killed a broadcast \(kills) time(s) for going over it (memory.events oom_kill)"
+            }
+        }
         guard let status = current(now: now) else { return }
+        report.broadcastMemoryMax = status.memoryMaxBytes
+        let limit: String = status.memoryMaxBytes.map { "under memory.max \($0 >> 20) MiB" } ?? "with no memory limit"
+        let place: String = status.cgroup.map { " in the cgroup \($0)" } ?? ""
+        report.broadcastCap = "\(cap.line); the last broadcast (pid \(status.pid)) ran \(limit)\(place)"
         report.broadcastState = status.effectiveState(now: now).rawValue
         report.broadcastBytes = status.bytes
         report.broadcastDroppedGOPs = status.droppedGOPs

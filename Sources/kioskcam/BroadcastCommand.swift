@@ -69,8 +69,13 @@ struct BroadcastCommand: ParsableCommand {
     @Flag(help: "No progress lines.")
     var quiet = false
 
+    @Option(help: ArgumentHelp("Join this cgroup v2 directory first, then start afresh in it (the daemon passes its capped "
+                               + "broadcast leaf).", valueName: "dir"))
+    var cgroup: String?
+
     func run() throws {
         try runReportingErrors {
+            if let cgroup { try Self.restart(in: cgroup) }
             var configuration = try common.loadConfiguration()
             if let mic { try configuration.override("microphone.source", .string(mic), origin: "--mic") }
             if let framebuffer { try configuration.override("screen.framebuffer", .string(framebuffer), origin: "--framebuffer") }
@@ -124,6 +129,34 @@ struct BroadcastCommand: ParsableCommand {
     }
 }
 
+extension BroadcastCommand {
+    /// Joins `directory` and executes this program again without `--cgroup`: memory a process
+    /// touched before it moved stays charged to its old cgroup, so the whole broadcast
+    /// (libraries, runtime, buffers) starts over inside the cap.
+    /// - Throws: `CLIError` (exit 75) when the cgroup cannot be joined; the daemon promised a cap.
+    static func restart(in directory: String) throws {
+        do throws(BroadcastCapRefusal) {
+            try BroadcastCgroupSetup.join(directory)
+        } catch {
+            throw CLIError("\(error); the broadcast does not start without the memory cap the daemon set up", exitCode: 75)
+        }
+        var arguments: [String] = []
+        var rest = CommandLine.arguments.dropFirst()
+        while let argument = rest.popFirst() {
+            if argument == "--cgroup" { _ = rest.popFirst(); continue }
+            if argument.hasPrefix("--cgroup=") { continue }
+            arguments.append(argument)
+        }
+        let program = BroadcastLink.thisProgram
+        var argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
+        execv(program, &argv)
+        // Still here: run on in the cgroup (only what the start-up touched is charged outside it).
+        let reason = String(cString: strerror(errno))
+        for pointer in argv { free(pointer) }
+        FileHandle.standardError.write(Data("kioskcam broadcast: cannot execute \(program) again (\(reason)); going on in \(directory)\n".utf8))
+    }
+}
+
 /// One broadcast: a source, the microphone, one encode, and its destinations.
 struct BroadcastSession {
     let configuration: Configuration
@@ -135,6 +168,8 @@ struct BroadcastSession {
     private let framebuffer: Framebuffer?
     private let microphone: AudioSource?
     private let statusPath: String
+    /// Where the kernel counts this process's memory, and the limit there (for broadcast.json).
+    private let memoryLimit = BroadcastCgroupSetup.ownLimit()
 
     /// - Parameter size: `--size`, or nil for the largest picture that fits the budget.
     init(configuration: Configuration, screen: Bool, destinations: [BroadcastDestination], framesPerSecond: Int?,
@@ -330,7 +365,8 @@ struct BroadcastSession {
         return BroadcastStatus(state: overall, source: isScreen ? "screen" : "camera", pid: getpid(), startedAt: started,
                                updatedAt: Date().timeIntervalSince1970, width: plan.size.width, height: plan.size.height,
                                framesPerSecond: plan.framesPerSecond, videoBitrate: plan.videoBitrate,
-                               droppedFrames: recorder.status.droppedVideoFrames + skipped, destinations: destinations, error: fatal)
+                               droppedFrames: recorder.status.droppedVideoFrames + skipped, destinations: destinations, error: fatal,
+                               cgroup: memoryLimit.cgroup, memoryMaxBytes: memoryLimit.bytes)
     }
 
     /// Replaces the status file (renamed into place, so a reader never sees half of it).

@@ -240,7 +240,10 @@ struct BroadcastStartCommand: ParsableCommand {
             }
             let result = try DaemonConnection.send(.broadcastStart(destinations: destinations, duration: seconds),
                                                     with: try DaemonConnection.client(common))
-            print("broadcast started (pid \(result["pid"]?.doubleValue.map { String(Int($0)) } ?? "?")); `kioskcam status` shows its state")
+            let pid = result["pid"]?.doubleValue.map { String(Int($0)) } ?? "?"
+            // An uncapped broadcast is said at once, not only in status (issue 15).
+            let cap = result["memory_capped"] == .bool(false) ? ", memory NOT capped: `kioskcam status` says why" : ""
+            print("broadcast started (pid \(pid)\(cap)); `kioskcam status` shows its state")
         }
     }
 }

@@ -181,9 +181,16 @@ public final class KioskcamDaemon {
     public var media: String { root + "/media" }
     public var stateDirectory: String { root + "/state" }
 
+    /// What runs the daemon: `launcher + [kioskcam, run, --config, FILE]` (empty: started directly).
+    public let launcher: [String]
+
+    /// - Parameters:
+    ///   - launcher: A command that ends by executing its arguments (it keeps the pid), e.g. a
+    ///     shell that first joins a cgroup, as systemd starts a unit in its own.
     /// - Throws: `ToolError` with the log when the daemon does not come up within 20 s.
-    public init(root: String, sections: String) throws {
+    public init(root: String, sections: String, launcher: [String] = []) throws {
         self.root = root
+        self.launcher = launcher
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         config = root + "/kioskcam.toml"
         log = root + "/daemon.log"
@@ -224,8 +231,9 @@ public final class KioskcamDaemon {
     }
 
     private func start() throws {
-        process.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
-        process.arguments = ["run", "--config", config]
+        let command = launcher + [Package.kioskcamBinary, "run", "--config", config]
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         handle.seekToEndOfFile()
         process.standardOutput = handle

@@ -42,10 +42,14 @@ public struct BroadcastStatus: Codable, Sendable, Equatable {
     public var droppedFrames: Int
     public var destinations: [Destination]
     public var error: String?
+    /// The cgroup the broadcast runs in and the memory limit that holds there (the smallest
+    /// `memory.max` up to the root); nil bytes: it runs uncapped.
+    public var cgroup: String?
+    public var memoryMaxBytes: Int64?
 
     public init(state: State, source: String, pid: Int32, startedAt: Double, updatedAt: Double, width: Int, height: Int,
                 framesPerSecond: Int, videoBitrate: Int, droppedFrames: Int = 0, destinations: [Destination] = [],
-                error: String? = nil) {
+                error: String? = nil, cgroup: String? = nil, memoryMaxBytes: Int64? = nil) {
         self.state = state
         self.source = source
         self.pid = pid
@@ -58,6 +62,8 @@ public struct BroadcastStatus: Codable, Sendable, Equatable {
         self.droppedFrames = droppedFrames
         self.destinations = destinations
         self.error = error
+        self.cgroup = cgroup
+        self.memoryMaxBytes = memoryMaxBytes
     }
 
     /// Bytes sent or written to every destination.

@@ -63,6 +63,13 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var broadcastBytes: Int64?
     public var broadcastDroppedGOPs: Int?
     public var broadcast: String?
+    /// Whether the 50 MB cap holds for a broadcast the daemon starts ("50 MiB, enforced by
+    /// the cgroup …" or "NOT enforced (…); fix: …"), and the `memory.max` the running
+    /// broadcast found over itself (nil: none, or none reported).
+    public var broadcastCap: String?
+    public var broadcastMemoryMax: Int64?
+    /// Broadcasts the kernel killed for going over the cap (the capped cgroup's oom_kill).
+    public var broadcastOOMKills: Int?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -101,6 +108,9 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case broadcastBytes = "broadcast_bytes"
         case broadcastDroppedGOPs = "broadcast_dropped_gops"
         case broadcast
+        case broadcastCap = "broadcast_cap"
+        case broadcastMemoryMax = "broadcast_memory_max"
+        case broadcastOOMKills = "broadcast_oom_kills"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -156,6 +166,7 @@ public struct StatusReport: Sendable, Equatable, Codable {
             if let uploadLastError { lines.append("upload error: \(uploadLastError)") }
         }
         if let broadcast { lines.append("broadcast:    \(broadcast)") }
+        if let broadcastCap { lines.append("broadcast cap: \(broadcastCap)") }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
         if let version { lines.append("version:      \(version)") }
