@@ -59,6 +59,31 @@ final class ALSAPlayerTests: XCTestCase {
         XCTAssertEqual(try player.finish(), .stopped)
     }
 
+    func testRestartDropsWhatIsQueuedAndPlaysOnThroughTheSameDevice() throws {
+        let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 1))
+        let second = [Int16](repeating: 100, count: 48_000)
+        XCTAssertTrue(try second.withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertEqual(player.playedFrames, 48_000, "null plays at once")
+        player.stop()   // a seek cuts the pass short
+        XCTAssertFalse(try second.withUnsafeBufferPointer { try player.write($0) }, "stopped")
+        try player.restart()
+        XCTAssertEqual(player.playedFrames, 0, "counted afresh from the restart")
+        let part = [Int16](repeating: 100, count: 24_256)
+        XCTAssertTrue(try part.withUnsafeBufferPointer { try player.write($0) }, "the restart cleared the stop")
+        XCTAssertEqual(try player.drain(), .finished)
+        XCTAssertEqual(player.playedFrames, 24_256)
+        // After the end (a seek back once it has played out): the drained device is prepared again.
+        try player.restart()
+        XCTAssertTrue(try part.withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertEqual(try player.finish(), .finished)
+        XCTAssertEqual(player.playedFrames, 24_256)
+        XCTAssertThrowsError(try player.restart(), "closed by finish()") { error in
+            XCTAssertEqual((error as? ALSAError)?.call, .restartPlayback, "\(error)")
+            XCTAssertTrue("\(error)".contains("prepare playback again after a seek"), "\(error)")
+        }
+        player.close()   // a second close does nothing
+    }
+
     func testVolumeIsClamped() throws {
         let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 1))
         player.volume = 3
