@@ -186,4 +186,55 @@ final class ALSAPlayerLoopbackTests: XCTestCase {
         XCTAssertEqual(hertz, 1000, accuracy: 10, "the tone's frequency")
         XCTAssertEqual(mic.overruns, 0)
     }
+
+    /// A seek on a real card: 1 s of 1 kHz queued, cut after 0.3 s by `stop()` +
+    /// `restart()` on the same PCM, then 0.75 s of 2 kHz: the 1 kHz tone stops short, the
+    /// 2 kHz one comes back whole and without a gap.
+    func testRestartCutsTheQueuedSoundAndPlaysTheNextWholeOnTheSameDevice() throws {
+        let cards = (try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8)) ?? ""
+        guard cards.contains("Loopback") else {
+            throw XCTSkip("no snd-aloop Loopback card in /proc/asound/cards (runs in the HIL guest)")
+        }
+        let rate = 48_000
+        let format = AudioFormat(sampleRate: rate, channels: 1)
+        let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)
+        let sink = RecordingSink(keep: 100_000)
+        try mic.start(into: sink)
+        defer { mic.stop() }
+        usleep(300_000)
+        func tone(_ hertz: Double, frames: Int) -> [Int16] {
+            (0..<frames).map { Int16(12_000 * sin(2 * Double.pi * hertz * Double($0) / Double(rate))) }
+        }
+        let player = try ALSAPlayer(device: "hw:Loopback,0,0", format: format)
+        XCTAssertTrue(try tone(1000, frames: rate).withUnsafeBufferPointer { try player.write($0) })
+        usleep(300_000)
+        player.stop()
+        try player.restart()
+        let after = 36_000   // 0.75 s
+        XCTAssertTrue(try tone(2000, frames: after).withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertEqual(try player.finish(), .finished)
+        usleep(400_000)
+        mic.stop()
+
+        // Each 10 ms: silent, 1 kHz (~20 zero crossings) or 2 kHz (~40).
+        let samples = sink.chunks.flatMap(\.samples)
+        var kinds: [Int] = []
+        for start in stride(from: 0, to: samples.count - 480, by: 480) {
+            let window = samples[start..<(start + 480)]
+            guard window.contains(where: { abs(Int($0)) > 2000 }) else { kinds.append(0); continue }
+            let crossings = zip(window, window.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+            kinds.append(crossings > 30 ? 2 : 1)
+        }
+        let low = Double(kinds.filter { $0 == 1 }.count) / 100
+        guard let first = kinds.firstIndex(of: 2), let last = kinds.lastIndex(of: 2) else {
+            return XCTFail("no 2 kHz came back after the restart: \(kinds)")
+        }
+        let high = Double(last - first + 1) / 100
+        XCTAssertLessThan(low, 0.8, "the 1 kHz second was cut short (heard \(low) s)")
+        XCTAssertGreaterThan(low, 0.1, "the 1 kHz tone played before the restart")
+        XCTAssertEqual(high, 0.75, accuracy: 0.05, "the sound after the restart, whole")
+        XCTAssertFalse(kinds[first...last].contains(0), "no gap in the sound after the restart")
+        XCTAssertFalse(kinds[first...].contains(1), "nothing queued before the restart plays after it")
+        XCTAssertEqual(player.underruns, 0)
+    }
 }
