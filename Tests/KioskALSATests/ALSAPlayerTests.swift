@@ -216,14 +216,20 @@ final class ALSAPlayerLoopbackTests: XCTestCase {
         usleep(400_000)
         mic.stop()
 
-        // Each 10 ms: silent, 1 kHz (~20 zero crossings) or 2 kHz (~40).
+        // Each 10 ms: silent, 1 kHz (2 zero crossings a millisecond) or 2 kHz (4), judged
+        // over the window's sounding part only, so a window the tone ends in is not slower.
         let samples = sink.chunks.flatMap(\.samples)
         var kinds: [Int] = []
         for start in stride(from: 0, to: samples.count - 480, by: 480) {
             let window = samples[start..<(start + 480)]
-            guard window.contains(where: { abs(Int($0)) > 2000 }) else { kinds.append(0); continue }
-            let crossings = zip(window, window.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
-            kinds.append(crossings > 30 ? 2 : 1)
+            guard let first = window.firstIndex(where: { abs(Int($0)) > 2000 }),
+                  let last = window.lastIndex(where: { abs(Int($0)) > 2000 }), last - first >= 48 else {
+                kinds.append(0)
+                continue
+            }
+            let sounding = window[first...last]
+            let crossings = zip(sounding, sounding.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+            kinds.append(Double(crossings) / (Double(last - first) / 48) > 3 ? 2 : 1)
         }
         let low = Double(kinds.filter { $0 == 1 }.count) / 100
         guard let first = kinds.firstIndex(of: 2), let last = kinds.lastIndex(of: 2) else {
