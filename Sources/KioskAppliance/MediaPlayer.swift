@@ -287,7 +287,7 @@ public final class MediaPlayer: Sendable {
                     try decoder.seek(to: target)
                 }
                 generation = seek.0
-                try decoder.decode(scaledTo: pictureSize, layout: .bgrx) { picture, time in
+                try decoder.decode(scaledTo: pictureSize, layout: .bgrx, skipping: { dropsUnscaled($0, policy: policy) }) { picture, time in
                     decide(picture, size: pictureSize, at: time, policy: policy, generation: generation)
                 }
             } catch {
@@ -316,10 +316,7 @@ public final class MediaPlayer: Sendable {
             if stop || current != generation { return false }
             switch policy.decide(frameTime: time, clock: position, seekTarget: target) {
             case .drop:
-                // Before a seek's target a picture is only decoded through, not counted.
-                if target.map({ time >= $0 - policy.lateSeconds }) ?? true {
-                    state.withLock { $0.status.framesDropped += 1 }
-                }
+                state.withLock { Self.countDrop(at: time, policy: policy, &$0) }
                 return true
             case .hold(let seconds):
                 usleep(useconds_t(max(1_000, seconds * 1e6)))
@@ -343,6 +340,25 @@ public final class MediaPlayer: Sendable {
                 return true
             }
         }
+    }
+
+    /// Whether a picture is already too late to show, judged before it is scaled: a
+    /// player that has fallen behind (a slow CPU, a loaded machine) then catches up by
+    /// decoding only, instead of paying for scaling pictures it throws away.
+    private func dropsUnscaled(_ time: Double, policy: AVSyncPolicy) -> Bool {
+        let now = clock.now()
+        return state.withLock { state in
+            let position = Self.position(state, now: now) + (state.clock.isPaused ? 0 : state.presentSeconds)
+            guard policy.decide(frameTime: time, clock: position, seekTarget: state.seekTarget) == .drop else { return false }
+            Self.countDrop(at: time, policy: policy, &state)
+            return true
+        }
+    }
+
+    /// Counts a dropped picture; before a seek's target a picture is only decoded
+    /// through, not counted.
+    private static func countDrop(at time: Double, policy: AVSyncPolicy, _ state: inout State) {
+        if state.seekTarget.map({ time >= $0 - policy.lateSeconds }) ?? true { state.status.framesDropped += 1 }
     }
 
     private func fail(_ message: String) {
