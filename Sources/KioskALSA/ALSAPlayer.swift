@@ -51,6 +51,8 @@ public final class ALSAPlayer: Sendable {
         var played = 0
         /// Frames of sound handed on (the silence that pads the last period left out).
         var handedOn = 0
+        /// Bumped by `restart()`, so a count taken before it is never applied after it.
+        var restarts = 0
     }
 
     private let pcm: SharedPCM
@@ -125,8 +127,14 @@ public final class ALSAPlayer: Sendable {
     /// Suspends (system sleep) recovered since the start or the last `restart()`.
     public var suspends: Int { state.withLock { $0.suspends } }
     /// Frames the listener has heard since the start or the last `restart()` (handed on
-    /// minus what waits in the ring).
-    public var playedFrames: Int { state.withLock { min($0.played, $0.handedOn) } }
+    /// minus what waits in the ring), asked of the device now (`snd_pcm_delay`): the
+    /// playing thread updates its count only when it writes, and it sleeps up to a whole
+    /// half-second period waiting for room, so a clock read from that count alone ran
+    /// up to 0.5 s behind what was heard (the HIL media test saw pictures 85–400 ms late).
+    public var playedFrames: Int {
+        refreshPlayed()
+        return state.withLock { min($0.played, $0.handedOn) }
+    }
 
     // MARK: Playing, on one thread
 
@@ -185,6 +193,7 @@ public final class ALSAPlayer: Sendable {
             state.handedOn = 0
             state.underruns = 0
             state.suspends = 0
+            state.restarts += 1
         }
     }
 
@@ -364,6 +373,18 @@ public final class ALSAPlayer: Sendable {
         state.withLock { state in
             let waiting = known ? min(max(0, delay), state.written) : 0
             state.played = max(state.played, state.written - waiting)
+        }
+    }
+
+    /// Heard, asked from any thread: the written count first, then the device's delay,
+    /// so a write in between can only make the figure low (and `played` never goes
+    /// back), never high; nothing is changed when the device cannot say (not running).
+    private func refreshPlayed() {
+        let (written, restarts) = state.withLock { ($0.written, $0.restarts) }
+        guard let delay = pcm.delay() else { return }
+        state.withLock { state in
+            guard state.restarts == restarts else { return }
+            state.played = max(state.played, written - min(max(0, delay), written))
         }
     }
 
