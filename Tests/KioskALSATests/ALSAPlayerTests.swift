@@ -187,6 +187,33 @@ final class ALSAPlayerLoopbackTests: XCTestCase {
         XCTAssertEqual(mic.overruns, 0)
     }
 
+    /// The played count is the device's, read when asked: with nothing written for
+    /// 0.3 s it has moved on with the time (it once stood still until the next write, and
+    /// the media player's picture followed that stale clock up to 0.4 s late).
+    func testPlayedFramesMoveOnWithTheSoundBetweenWrites() throws {
+        let cards = (try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8)) ?? ""
+        guard cards.contains("Loopback") else {
+            throw XCTSkip("no snd-aloop Loopback card in /proc/asound/cards (runs in the HIL guest)")
+        }
+        let format = AudioFormat(sampleRate: 48_000, channels: 1)
+        let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)
+        try mic.start(into: RecordingSink(keep: 10))
+        defer { mic.stop() }
+        let player = try ALSAPlayer(device: "hw:Loopback,0,0", format: format)
+        let second = [Int16](repeating: 1000, count: 48_000)
+        // Two whole periods: playing from the first, with room left, so write returns.
+        XCTAssertTrue(try second.withUnsafeBufferPointer { try player.write($0) })
+        usleep(100_000)
+        let (before, start) = (player.playedFrames, monotonicNow())
+        usleep(300_000)
+        let (after, end) = (player.playedFrames, monotonicNow())
+        let elapsed = Double(end.nanoseconds(since: start)) / 1e9
+        XCTAssertEqual(Double(after - before) / 48_000, elapsed, accuracy: 0.03,
+                       "played \(after - before) frames in \(elapsed) s with no write between")
+        player.stop()
+        XCTAssertEqual(try player.finish(), .stopped)
+    }
+
     /// A seek on a real card: 1 s of 1 kHz queued, cut after 0.3 s by `stop()` +
     /// `restart()` on the same PCM, then 0.75 s of 2 kHz: the 1 kHz tone stops short, the
     /// 2 kHz one comes back whole and without a gap.
