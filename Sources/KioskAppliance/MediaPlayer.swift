@@ -309,19 +309,11 @@ public final class MediaPlayer: Sendable {
     private func decide(_ picture: UnsafeRawBufferPointer, size pictureSize: FrameSize, at time: Double, policy: AVSyncPolicy, generation: Int) -> Bool {
         while true {
             let now = clock.now()
-            let (current, stop, target, position, waiting) = state.withLock { state in
+            let (current, stop, target, position) = state.withLock { state in
                 (state.generation, state.stopRequested, state.seekTarget,
-                 Self.position(state, now: now) + (state.clock.isPaused ? 0 : state.presentSeconds),
-                 state.hasSound && !state.soundDone && !state.clock.isPaused
-                     && AVSyncPolicy.waitsForSound(heard: (state.sound?.playedFrames ?? 0) > 0,
-                                                   secondsSinceStart: state.clock.wallTime(now: now) - state.clock.origin))
+                 Self.position(state, now: now) + (state.clock.isPaused ? 0 : state.presentSeconds))
             }
             if stop || current != generation { return false }
-            // The sound not heard yet after a (re)start: the picture waits for it (briefly).
-            if waiting {
-                usleep(5_000)
-                continue
-            }
             switch policy.decide(frameTime: time, clock: position, seekTarget: target) {
             case .drop:
                 state.withLock { Self.countDrop(at: time, policy: policy, &$0) }

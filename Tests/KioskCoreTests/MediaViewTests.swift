@@ -92,14 +92,6 @@ final class AVSyncTests: XCTestCase {
         XCTAssertEqual(policy.decide(frameTime: .nan, clock: 1), .drop)
     }
 
-    func testPicturesWaitForTheSoundToStartButNotForever() {
-        XCTAssertTrue(AVSyncPolicy.waitsForSound(heard: false, secondsSinceStart: 0))
-        XCTAssertTrue(AVSyncPolicy.waitsForSound(heard: false, secondsSinceStart: 0.149))
-        XCTAssertFalse(AVSyncPolicy.waitsForSound(heard: false, secondsSinceStart: 0.15), "a card that never starts")
-        XCTAssertFalse(AVSyncPolicy.waitsForSound(heard: true, secondsSinceStart: 0), "heard: the clock runs")
-        XCTAssertFalse(AVSyncPolicy.waitsForSound(heard: false, secondsSinceStart: .nan))
-    }
-
     func testFramesBeforeASeekTargetAreOnlyDecodedThrough() {
         XCTAssertEqual(policy.decide(frameTime: 8.0, clock: 10, seekTarget: 10), .drop)
         // The frame at the target shows (the clock starts at the target after a seek).

@@ -19,19 +19,6 @@ public struct AVSyncPolicy: Sendable, Equatable {
     public var earlySeconds: Double
     /// The longest single wait: the decode thread checks pause, seek and stop between waits.
     public static let longestHold = 0.05
-    /// How long pictures wait for the sound to be heard after a (re)start. Shown before
-    /// it, the first picture leads the sound by however long the card takes to start
-    /// (51–95 ms measured in the HIL guest); waited for without a limit, a card that never
-    /// starts would leave the panel blank, and the tap's first picture late.
-    public static let longestWaitForSound = 0.15
-
-    /// Whether pictures wait because the sound has not been heard yet.
-    /// - Parameters:
-    ///   - heard: The card has played something since the (re)start.
-    ///   - secondsSinceStart: Playing time since the (re)start (pauses left out).
-    public static func waitsForSound(heard: Bool, secondsSinceStart: Double) -> Bool {
-        !heard && secondsSinceStart.isFinite && secondsSinceStart < longestWaitForSound
-    }
 
     /// - Parameter frameSeconds: One frame's duration (1 / fps); the late limit is 40 ms
     ///   (issue 14's bound between picture and sound), or one frame where a frame lasts
