@@ -370,7 +370,7 @@ extension MediaViewHILTests {
         // click) against the first picture. Printed, not bounded: the first picture is
         // shown while the sound card fills its first half-second buffer.
         if let first = flashes.firstOnset(notBefore: seconds(tapped)), let click = clicks.onsets.first {
-            note(String(format: "the first picture came %.0f ms before the sound's time 0 was heard", (click - 1 - first) * 1000))
+            note(String(format: "the start: first picture − the sound's time 0 = %+.0f ms", (first - (click - 1)) * 1000))
         }
         XCTAssertEqual(pairing.offsets.count, 4, "each of the four clicks has its flash: \(pairing.summary)")
         // A flash is seen up to `uncertainty` after it was drawn: a late picture is never
