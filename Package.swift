@@ -186,7 +186,8 @@ let package = Package(
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(
             name: "KioskApplianceTests",
-            dependencies: ["KioskAppliance", "KioskCore", "KioskInput", "KioskControl", "KioskSources", "KioskTestSupport",
+            dependencies: ["KioskAppliance", "KioskCore", "KioskInput", "KioskControl", "KioskSources", "KioskScreen", "KioskALSA",
+                           "KioskTestSupport",
                            .product(name: "Logging", package: "swift-log")]
         ),
         /// End-to-end: runs the built `kioskcam` binary (swift test builds it first).

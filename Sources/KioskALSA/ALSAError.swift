@@ -53,6 +53,8 @@ public enum ALSAOperation: Hashable, Sendable, CustomStringConvertible {
     case write
     case pause
     case drain
+    /// Dropping what is queued and preparing the device again, for a seek.
+    case restartPlayback
 
     public var description: String {
         switch self {
@@ -76,13 +78,14 @@ public enum ALSAOperation: Hashable, Sendable, CustomStringConvertible {
         case .write: "play audio"
         case .pause: "pause or resume playback"
         case .drain: "finish playback (drain)"
+        case .restartPlayback: "prepare playback again after a seek"
         }
     }
 
     /// Whether this is one of the player's steps (the hints then speak of `aplay -l` and `--device`).
     var isPlayback: Bool {
         switch self {
-        case .openPlayback, .write, .pause, .drain: true
+        case .openPlayback, .write, .pause, .drain, .restartPlayback: true
         default: false
         }
     }

@@ -8,7 +8,9 @@ import KioskWakeUp
 /// `PlaybackBufferSizing`) in flight in the device's ring, refilled as each one plays.
 ///
 /// One thread plays: it hands sound to `write(_:)` and ends with `finish()`, which
-/// drains what is queued and closes the device. Any thread may `pause()`, `resume()`,
+/// drains what is queued and closes the device. A player that jumps elsewhere in the
+/// sound (a seek) calls `restart()` instead: what is queued is dropped and the same
+/// device is prepared again, not closed and reopened. Any thread may `pause()`, `resume()`,
 /// `stop()` or set `volume`; each wakes the playing thread at once (it waits in `poll`
 /// on the PCM's descriptors and a `WakeUpEvent`, never in a blocking ALSA call).
 /// Underruns (-EPIPE) are recovered with `snd_pcm_prepare` and counted; a suspended
@@ -49,6 +51,8 @@ public final class ALSAPlayer: Sendable {
         var played = 0
         /// Frames of sound handed on (the silence that pads the last period left out).
         var handedOn = 0
+        /// Bumped by `restart()`, so a count taken before it is never applied after it.
+        var restarts = 0
     }
 
     private let pcm: SharedPCM
@@ -117,12 +121,20 @@ public final class ALSAPlayer: Sendable {
     public func stop() { state.withLock { $0.stopRequested = true }; wakeUp.signal() }
 
     public var isPaused: Bool { state.withLock { $0.paused } }
-    /// Underruns recovered so far (the device ran out of sound: a gap was heard).
+    /// Underruns recovered since the start or the last `restart()` (the device ran out
+    /// of sound: a gap was heard).
     public var underruns: Int { state.withLock { $0.underruns } }
-    /// Suspends (system sleep) recovered so far.
+    /// Suspends (system sleep) recovered since the start or the last `restart()`.
     public var suspends: Int { state.withLock { $0.suspends } }
-    /// Frames the listener has heard so far (handed on minus what waits in the ring).
-    public var playedFrames: Int { state.withLock { min($0.played, $0.handedOn) } }
+    /// Frames the listener has heard since the start or the last `restart()` (handed on
+    /// minus what waits in the ring), asked of the device now (`snd_pcm_delay`): the
+    /// playing thread updates its count only when it writes, and it sleeps up to a whole
+    /// half-second period waiting for room, so a clock read from that count alone ran
+    /// up to 0.5 s behind what was heard (the HIL media test saw pictures 85–400 ms late).
+    public var playedFrames: Int {
+        refreshPlayed()
+        return state.withLock { min($0.played, $0.handedOn) }
+    }
 
     // MARK: Playing, on one thread
 
@@ -156,6 +168,43 @@ public final class ALSAPlayer: Sendable {
     /// - Throws: `ALSAError` with `.write` or `.drain` when the device fails meanwhile.
     public func finish() throws(ALSAError) -> End {
         defer { pcm.close() }
+        return try drain()
+    }
+
+    /// Drops what is queued (`snd_pcm_drop`) and prepares the same device again
+    /// (`snd_pcm_prepare`), for sound from elsewhere in the recording: a seek. Cheaper
+    /// than closing and reopening (no renegotiation; the device stays ours, so another
+    /// program cannot take it in between). Clears a `stop()` and the counts
+    /// (`playedFrames`, `underruns`, `suspends` start again from 0); a pause stays.
+    /// Call it on the playing thread, between `write`s, or after `drain()`.
+    /// - Throws: `ALSAError` with `.restartPlayback` when the device cannot be prepared
+    ///   (it was unplugged: `.deviceMissing`) or was already closed (`finish()`, `close()`).
+    public func restart() throws(ALSAError) {
+        guard let raw = pcm.raw else { throw ALSAError(device: device, operation: .restartPlayback, result: -EBADFD) }
+        // Drop fails only where there is nothing to drop (a drained device): not an error.
+        _ = snd_pcm_drop(raw)
+        staging.withLock { $0.removeAll(keepingCapacity: true) }
+        let prepared = snd_pcm_prepare(raw)
+        if prepared < 0 { throw ALSAError(device: device, operation: .restartPlayback, result: prepared) }
+        state.withLock { state in
+            state.stopRequested = false
+            state.written = 0
+            state.played = 0
+            state.handedOn = 0
+            state.underruns = 0
+            state.suspends = 0
+            state.restarts += 1
+        }
+    }
+
+    /// Closes the device now (what is queued is dropped); later calls do nothing. A
+    /// player dropped without `finish()` or `close()` closes it too.
+    public func close() { pcm.close() }
+
+    /// Plays what is left and waits until the device has played it all, keeping the
+    /// device open (for `restart()` or `close()`); after `stop()`, drops what is queued.
+    /// - Throws: `ALSAError` with `.write` or `.drain` when the device fails meanwhile.
+    public func drain() throws(ALSAError) -> End {
         // The last period is padded with silence to a whole one, as aplay does: a device
         // that stops on period boundaries (snd-aloop's timer) otherwise cut the end of the
         // sound short and replaced it with silence on the capture side, seen in the guest.
@@ -324,6 +373,18 @@ public final class ALSAPlayer: Sendable {
         state.withLock { state in
             let waiting = known ? min(max(0, delay), state.written) : 0
             state.played = max(state.played, state.written - waiting)
+        }
+    }
+
+    /// Heard, asked from any thread: the written count first, then the device's delay,
+    /// so a write in between can only make the figure low (and `played` never goes
+    /// back), never high; nothing is changed when the device cannot say (not running).
+    private func refreshPlayed() {
+        let (written, restarts) = state.withLock { ($0.written, $0.restarts) }
+        guard let delay = pcm.delay() else { return }
+        state.withLock { state in
+            guard state.restarts == restarts else { return }
+            state.played = max(state.played, written - min(max(0, delay), written))
         }
     }
 

@@ -278,5 +278,16 @@ final class SharedPCM: Sendable {
     /// The open PCM, or nil once closed.
     var raw: OpaquePointer? { handle.withLock { $0?.raw } }
 
+    /// Frames queued but not yet heard (`snd_pcm_delay`), asked while the PCM is held
+    /// open (a `close()` meanwhile waits), from a thread other than the one that plays;
+    /// nil once closed or when the device cannot say (not running).
+    func delay() -> Int? {
+        handle.withLock { handle -> Int? in
+            guard let raw = handle?.raw else { return nil }
+            var frames: snd_pcm_sframes_t = 0
+            return snd_pcm_delay(raw, &frames) == 0 ? Int(frames) : nil
+        }
+    }
+
     func close() { handle.withLock { $0 = nil } }
 }

@@ -11,8 +11,9 @@ import KioskSources
 /// no audio track) the monotonic clock stands in.
 ///
 /// Seeking stops the sound, moves both decoders to the keyframe before the target and
-/// decodes forward; the picture shows again from the target. `stop()` ends both threads
-/// and closes the sound card before it returns.
+/// decodes forward; the picture shows again from the target. The sound card is opened
+/// once per playback: a seek drops what it has queued and prepares it again. `stop()`
+/// ends both threads and closes the sound card before it returns.
 public final class MediaPlayer: Sendable {
     /// What the media view shows of playback.
     public struct Status: Sendable, Equatable {
@@ -32,6 +33,9 @@ public final class MediaPlayer: Sendable {
         /// (after `present` returned), in milliseconds: the mean and the largest.
         public var syncOffsetMeanMilliseconds: Double?
         public var syncOffsetMaxMilliseconds: Double?
+        /// Times the sound card was opened: once per playback (a seek reuses it; a
+        /// failed restart is a failure, not a reopen).
+        public var soundDeviceOpens = 0
     }
 
     /// Hands on one picture: `bgrx` pixels (cairo RGB24 memory), its size.
@@ -138,7 +142,7 @@ public final class MediaPlayer: Sendable {
     /// Plays on from `seconds` (clamped to the recording).
     public func seek(to seconds: Double) {
         let now = clock.now()
-        let sound = state.withLock { state -> ALSAPlayer? in
+        state.withLock { state in
             var target = seconds.isFinite ? max(0, seconds) : 0
             if let duration = state.status.duration { target = min(target, duration) }
             state.generation += 1
@@ -146,9 +150,11 @@ public final class MediaPlayer: Sendable {
             state.clock.restart(at: target, now: now)
             state.soundDone = !state.hasSound
             state.videoDone = !kind.isMovie
-            return state.sound
+            // Cut the pass short while the lock is held: the sound thread reads the new
+            // generation only after this, so its `restart()` (which clears the stop) can
+            // never come before this stop and swallow it.
+            state.sound?.stop()
         }
-        sound?.stop()
     }
 
     /// Ends playback and waits for both threads (the sound card is closed on return).
@@ -181,6 +187,9 @@ public final class MediaPlayer: Sendable {
 
     private func playSound(first: AudioFileDecoder) {
         var decoder: AudioFileDecoder? = first
+        // The one sound card of this playback, closed when the thread ends.
+        var card: ALSAPlayer?
+        defer { card?.close() }
         while true {
             let (generation, from, stop) = state.withLock { ($0.generation, $0.seekTarget ?? 0, $0.stopRequested) }
             if stop { return }
@@ -188,7 +197,25 @@ public final class MediaPlayer: Sendable {
                 let current: AudioFileDecoder
                 if let decoder { current = decoder } else { current = try AudioFileDecoder(path: path) }
                 decoder = nil
-                try playSound(current, from: from, generation: generation)
+                let player: ALSAPlayer
+                do throws(ALSAError) {
+                    if let card {
+                        try card.restart()
+                        player = card
+                    } else {
+                        player = try ALSAPlayer(device: audioDevice, format: AudioFormat(sampleRate: current.sampleRate,
+                                                                                         channels: current.channelCount))
+                        card = player
+                        state.withLock { $0.status.soundDeviceOpens += 1 }
+                    }
+                } catch {
+                    fail("\(error)")
+                    return
+                }
+                // A seek while the card was being readied: its `stop()` may have been
+                // cleared by the restart, so start over for the newer target.
+                if state.withLock({ $0.generation != generation }) { continue }
+                try playSound(current, through: player, from: from, generation: generation)
             } catch {
                 fail("\(error)")
                 return
@@ -203,15 +230,10 @@ public final class MediaPlayer: Sendable {
         }
     }
 
-    private func playSound(_ decoder: AudioFileDecoder, from: Double, generation: Int) throws(MediaError) {
-        let player: ALSAPlayer
-        do throws(ALSAError) {
-            player = try ALSAPlayer(device: audioDevice, format: AudioFormat(sampleRate: decoder.sampleRate,
-                                                                             channels: decoder.channelCount))
-        } catch {
-            fail("\(error)")
-            return
-        }
+    /// Plays one pass, from `from` to the end or until a seek or stop cuts it short;
+    /// the card stays open.
+    private func playSound(_ decoder: AudioFileDecoder, through player: ALSAPlayer, from: Double,
+                           generation: Int) throws(MediaError) {
         let paused = state.withLock { state -> Bool in
             state.sound = player
             state.soundRate = player.format.sampleRate
@@ -228,7 +250,7 @@ public final class MediaPlayer: Sendable {
                 return false
             }
         }
-        let end = (try? player.finish()) ?? .stopped
+        let end = (try? player.drain()) ?? .stopped
         // A device that does not pace has "played" everything at once: the end comes
         // when the time since the (re)start reaches what was played.
         let played = state.withLock { $0.clock.audioTime(playedFrames: player.playedFrames, sampleRate: player.format.sampleRate) }
@@ -265,7 +287,7 @@ public final class MediaPlayer: Sendable {
                     try decoder.seek(to: target)
                 }
                 generation = seek.0
-                try decoder.decode(scaledTo: pictureSize, layout: .bgrx) { picture, time in
+                try decoder.decode(scaledTo: pictureSize, layout: .bgrx, skipping: { dropsUnscaled($0, policy: policy) }) { picture, time in
                     decide(picture, size: pictureSize, at: time, policy: policy, generation: generation)
                 }
             } catch {
@@ -294,10 +316,7 @@ public final class MediaPlayer: Sendable {
             if stop || current != generation { return false }
             switch policy.decide(frameTime: time, clock: position, seekTarget: target) {
             case .drop:
-                // Before a seek's target a picture is only decoded through, not counted.
-                if target.map({ time >= $0 - policy.lateSeconds }) ?? true {
-                    state.withLock { $0.status.framesDropped += 1 }
-                }
+                state.withLock { Self.countDrop(at: time, policy: policy, &$0) }
                 return true
             case .hold(let seconds):
                 usleep(useconds_t(max(1_000, seconds * 1e6)))
@@ -321,6 +340,25 @@ public final class MediaPlayer: Sendable {
                 return true
             }
         }
+    }
+
+    /// Whether a picture is already too late to show, judged before it is scaled: a
+    /// player that has fallen behind (a slow CPU, a loaded machine) then catches up by
+    /// decoding only, instead of paying for scaling pictures it throws away.
+    private func dropsUnscaled(_ time: Double, policy: AVSyncPolicy) -> Bool {
+        let now = clock.now()
+        return state.withLock { state in
+            let position = Self.position(state, now: now) + (state.clock.isPaused ? 0 : state.presentSeconds)
+            guard policy.decide(frameTime: time, clock: position, seekTarget: state.seekTarget) == .drop else { return false }
+            Self.countDrop(at: time, policy: policy, &state)
+            return true
+        }
+    }
+
+    /// Counts a dropped picture; before a seek's target a picture is only decoded
+    /// through, not counted.
+    private static func countDrop(at time: Double, policy: AVSyncPolicy, _ state: inout State) {
+        if state.seekTarget.map({ time >= $0 - policy.lateSeconds }) ?? true { state.status.framesDropped += 1 }
     }
 
     private func fail(_ message: String) {

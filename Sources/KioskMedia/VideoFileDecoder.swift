@@ -131,10 +131,14 @@ public final class VideoFileDecoder {
     /// - Parameters:
     ///   - target: The size to hand pictures on at (even width and height for I420).
     ///   - layout: The pixel layout handed on.
+    ///   - skip: Called with each picture's time before it is scaled; true throws the
+    ///     picture away unscaled. A player that has fallen behind catches up by decoding
+    ///     only: scaling to the panel costs about as much as decoding on a small CPU.
     ///   - body: Called with each picture (valid during the call) and its time in
     ///     seconds; returns false to stop.
     /// - Throws: `MediaError.invalidInput` for undecodable video, what `body` throws.
     public func decode(scaledTo target: FrameSize, layout: DecodedPictureLayout = .yuv420,
+                       skipping skip: (Double) -> Bool = { _ in false },
                        _ body: (UnsafeRawBufferPointer, Double) throws(MediaError) -> Bool) throws(MediaError) {
         let even = layout != .yuv420 || (target.width % 2 == 0 && target.height % 2 == 0)
         guard even, target.width >= 2, target.height >= 2, target.width <= 8192, target.height <= 8192 else {
@@ -150,12 +154,12 @@ public final class VideoFileDecoder {
             guard packet.pointer.pointee.stream_index == streamIndex else { continue }
             let sent = avcodec_send_packet(codec.pointer, packet.pointer)
             guard sent >= 0 || sent == kc_averror_eagain() else { continue }  // a damaged packet
-            running = try receive(scaler, body)
+            running = try receive(scaler, skip, body)
         }
-        if running, avcodec_send_packet(codec.pointer, nil) >= 0 { _ = try receive(scaler, body) }
+        if running, avcodec_send_packet(codec.pointer, nil) >= 0 { _ = try receive(scaler, skip, body) }
     }
 
-    private func receive(_ scaler: PictureScaler,
+    private func receive(_ scaler: PictureScaler, _ skip: (Double) -> Bool,
                          _ body: (UnsafeRawBufferPointer, Double) throws(MediaError) -> Bool) throws(MediaError) -> Bool {
         while true {
             let received = avcodec_receive_frame(codec.pointer, frame.pointer)
@@ -166,7 +170,7 @@ public final class VideoFileDecoder {
             let base = codec.pointer.pointee.pkt_timebase
             guard pts != kc_av_nopts_value(), base.num > 0, base.den > 0 else { continue }
             let seconds = Double(pts) * Double(base.num) / Double(base.den)
-            guard seconds.isFinite else { continue }
+            guard seconds.isFinite, !skip(seconds) else { continue }
             let picture = try scaler.convert(frame.pointer)
             let outcome = picture.withUnsafeBytes { bytes in
                 Result<Bool, MediaError> { () throws(MediaError) in try body(bytes, seconds) }

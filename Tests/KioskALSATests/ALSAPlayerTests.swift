@@ -59,6 +59,31 @@ final class ALSAPlayerTests: XCTestCase {
         XCTAssertEqual(try player.finish(), .stopped)
     }
 
+    func testRestartDropsWhatIsQueuedAndPlaysOnThroughTheSameDevice() throws {
+        let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 1))
+        let second = [Int16](repeating: 100, count: 48_000)
+        XCTAssertTrue(try second.withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertEqual(player.playedFrames, 48_000, "null plays at once")
+        player.stop()   // a seek cuts the pass short
+        XCTAssertFalse(try second.withUnsafeBufferPointer { try player.write($0) }, "stopped")
+        try player.restart()
+        XCTAssertEqual(player.playedFrames, 0, "counted afresh from the restart")
+        let part = [Int16](repeating: 100, count: 24_256)
+        XCTAssertTrue(try part.withUnsafeBufferPointer { try player.write($0) }, "the restart cleared the stop")
+        XCTAssertEqual(try player.drain(), .finished)
+        XCTAssertEqual(player.playedFrames, 24_256)
+        // After the end (a seek back once it has played out): the drained device is prepared again.
+        try player.restart()
+        XCTAssertTrue(try part.withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertEqual(try player.finish(), .finished)
+        XCTAssertEqual(player.playedFrames, 24_256)
+        XCTAssertThrowsError(try player.restart(), "closed by finish()") { error in
+            XCTAssertEqual((error as? ALSAError)?.call, .restartPlayback, "\(error)")
+            XCTAssertTrue("\(error)".contains("prepare playback again after a seek"), "\(error)")
+        }
+        player.close()   // a second close does nothing
+    }
+
     func testVolumeIsClamped() throws {
         let player = try ALSAPlayer(device: "null", format: AudioFormat(sampleRate: 48_000, channels: 1))
         player.volume = 3
@@ -160,5 +185,89 @@ final class ALSAPlayerLoopbackTests: XCTestCase {
         let hertz = Double(crossings) / 2 / heard
         XCTAssertEqual(hertz, 1000, accuracy: 10, "the tone's frequency")
         XCTAssertEqual(mic.overruns, 0)
+    }
+
+    /// The played count is the device's, read when asked: with nothing written for
+    /// 0.3 s it has moved on with the time (it once stood still until the next write, and
+    /// the media player's picture followed that stale clock up to 0.4 s late).
+    func testPlayedFramesMoveOnWithTheSoundBetweenWrites() throws {
+        let cards = (try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8)) ?? ""
+        guard cards.contains("Loopback") else {
+            throw XCTSkip("no snd-aloop Loopback card in /proc/asound/cards (runs in the HIL guest)")
+        }
+        let format = AudioFormat(sampleRate: 48_000, channels: 1)
+        let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)
+        try mic.start(into: RecordingSink(keep: 10))
+        defer { mic.stop() }
+        let player = try ALSAPlayer(device: "hw:Loopback,0,0", format: format)
+        let second = [Int16](repeating: 1000, count: 48_000)
+        // Two whole periods: playing from the first, with room left, so write returns.
+        XCTAssertTrue(try second.withUnsafeBufferPointer { try player.write($0) })
+        usleep(100_000)
+        let (before, start) = (player.playedFrames, monotonicNow())
+        usleep(300_000)
+        let (after, end) = (player.playedFrames, monotonicNow())
+        let elapsed = Double(end.nanoseconds(since: start)) / 1e9
+        XCTAssertEqual(Double(after - before) / 48_000, elapsed, accuracy: 0.03,
+                       "played \(after - before) frames in \(elapsed) s with no write between")
+        player.stop()
+        XCTAssertEqual(try player.finish(), .stopped)
+    }
+
+    /// A seek on a real card: 1 s of 1 kHz queued, cut after 0.3 s by `stop()` +
+    /// `restart()` on the same PCM, then 0.75 s of 2 kHz: the 1 kHz tone stops short, the
+    /// 2 kHz one comes back whole and without a gap.
+    func testRestartCutsTheQueuedSoundAndPlaysTheNextWholeOnTheSameDevice() throws {
+        let cards = (try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8)) ?? ""
+        guard cards.contains("Loopback") else {
+            throw XCTSkip("no snd-aloop Loopback card in /proc/asound/cards (runs in the HIL guest)")
+        }
+        let rate = 48_000
+        let format = AudioFormat(sampleRate: rate, channels: 1)
+        let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)
+        let sink = RecordingSink(keep: 100_000)
+        try mic.start(into: sink)
+        defer { mic.stop() }
+        usleep(300_000)
+        func tone(_ hertz: Double, frames: Int) -> [Int16] {
+            (0..<frames).map { Int16(12_000 * sin(2 * Double.pi * hertz * Double($0) / Double(rate))) }
+        }
+        let player = try ALSAPlayer(device: "hw:Loopback,0,0", format: format)
+        XCTAssertTrue(try tone(1000, frames: rate).withUnsafeBufferPointer { try player.write($0) })
+        usleep(300_000)
+        player.stop()
+        try player.restart()
+        let after = 36_000   // 0.75 s
+        XCTAssertTrue(try tone(2000, frames: after).withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertEqual(try player.finish(), .finished)
+        usleep(400_000)
+        mic.stop()
+
+        // Each 10 ms: silent, 1 kHz (2 zero crossings a millisecond) or 2 kHz (4), judged
+        // over the window's sounding part only, so a window the tone ends in is not slower.
+        let samples = sink.chunks.flatMap(\.samples)
+        var kinds: [Int] = []
+        for start in stride(from: 0, to: samples.count - 480, by: 480) {
+            let window = samples[start..<(start + 480)]
+            guard let first = window.firstIndex(where: { abs(Int($0)) > 2000 }),
+                  let last = window.lastIndex(where: { abs(Int($0)) > 2000 }), last - first >= 48 else {
+                kinds.append(0)
+                continue
+            }
+            let sounding = window[first...last]
+            let crossings = zip(sounding, sounding.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+            kinds.append(Double(crossings) / (Double(last - first) / 48) > 3 ? 2 : 1)
+        }
+        let low = Double(kinds.filter { $0 == 1 }.count) / 100
+        guard let first = kinds.firstIndex(of: 2), let last = kinds.lastIndex(of: 2) else {
+            return XCTFail("no 2 kHz came back after the restart: \(kinds)")
+        }
+        let high = Double(last - first + 1) / 100
+        XCTAssertLessThan(low, 0.8, "the 1 kHz second was cut short (heard \(low) s)")
+        XCTAssertGreaterThan(low, 0.1, "the 1 kHz tone played before the restart")
+        XCTAssertEqual(high, 0.75, accuracy: 0.05, "the sound after the restart, whole")
+        XCTAssertFalse(kinds[first...last].contains(0), "no gap in the sound after the restart")
+        XCTAssertFalse(kinds[first...].contains(1), "nothing queued before the restart plays after it")
+        XCTAssertEqual(player.underruns, 0)
     }
 }

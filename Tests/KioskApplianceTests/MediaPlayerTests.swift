@@ -102,6 +102,31 @@ final class MediaPlayerTests: XCTestCase {
         XCTAssertLessThan(screen.pictures.count, 50)
     }
 
+    func testSeeksReuseTheSoundCardInsteadOfReopeningIt() throws {
+        let folder = TemporaryDirectory()
+        let path = try video(in: folder, seconds: 4, sound: true)
+        let screen = Screen()
+        let player = MediaPlayer(path: path, kind: .video, audioDevice: "null", pictureArea: FrameSize(width: 160, height: 120)) {
+            screen.present($0, $1)
+        }
+        try player.start()
+        usleep(300_000)
+        for target in [2.0, 0.5, 3.0, 3.0] {
+            player.seek(to: target)
+            usleep(150_000)
+        }
+        XCTAssertTrue(waitUntilEnded(player, timeout: 8), "\(player.status)")
+        player.seek(to: 1.0)   // after the end, too
+        usleep(300_000)
+        let status = player.status
+        player.stop()
+        XCTAssertNil(status.failure)
+        XCTAssertFalse(status.ended, "playing again after the seek back")
+        XCTAssertGreaterThan(status.position, 1.1)
+        XCTAssertEqual(status.soundDeviceOpens, 1, "five seeks, one open: each seek drops and prepares the same card")
+        XCTAssertEqual(player.status.soundDeviceOpens, 1)
+    }
+
     func testPauseHoldsThePictureAndTheClock() throws {
         let folder = TemporaryDirectory()
         let path = try video(in: folder, seconds: 3)

@@ -1,7 +1,10 @@
 import Foundation
 import Glibc
+import KioskALSA
 import KioskCore
 import KioskInput
+import KioskScreen
+import KioskSources
 import KioskTestSupport
 import XCTest
 
@@ -9,6 +12,14 @@ import XCTest
 /// vfb with a uinput touch screen; taps open the Library, a day and a recording; the
 /// screenshots show each page and the picture; the recording's clicks come back through
 /// snd-aloop once a second, as long as the recording lasts.
+///
+/// Timing is measured from outside the player, on one clock (CLOCK_MONOTONIC): a
+/// `PanelSampler` reads a patch of the picture from /dev/fb0 every 4 ms, and an
+/// `ALSAMicrophone` on the loopback's other side stamps every period with the capture
+/// time of its first sample. Each second of the recording has a white flash and a click;
+/// their onsets give picture − sound for each second, and the first flash after the tap
+/// gives tap → first picture. The bounds (40 ms, 300 ms) are issue 14's targets and hold
+/// when this scenario has the machine to itself (see `avSyncBound`).
 ///
 /// scripts/hil/scenarios/media.sh sets the devices up and runs this class with
 /// KIOSKCAM_HIL_MEDIA=1 and:
@@ -48,12 +59,52 @@ final class MediaViewHILTests: XCTestCase {
 
     private func centre(_ rect: ScreenRect) -> ScreenPoint { ScreenPoint(x: rect.x + rect.width / 2, y: rect.y + rect.height / 2) }
 
-    private func tap(_ touch: UInputTouchscreen, _ rect: ScreenRect) throws {
+    /// Presses and lifts; returns when the lift was written (CLOCK_MONOTONIC, read just
+    /// before: the kernel stamps the event during the write, so never earlier). The screen
+    /// acts on the lift, so that is the tap's time.
+    @discardableResult
+    private func tap(_ touch: UInputTouchscreen, _ rect: ScreenRect) throws -> MonotonicInstant {
         let point = centre(rect)
         try touch.press(x: Int32(point.x), y: Int32(point.y))
         Thread.sleep(forTimeInterval: 0.05)
+        let lifted = SystemClock().now()
         try touch.release()
+        return lifted
     }
+
+    /// Issue 14: picture and sound of each mark within 40 ms of each other. Both sides are
+    /// measured to about 4 ms (the panel read every 4 ms; snd-aloop moves its pointer at
+    /// the kernel's 250 Hz tick, and the capture stamps say where it stood).
+    private var avSyncBound: Double { 0.040 }
+    /// Issue 14: a tap on a thumbnail → its first picture on the panel within 300 ms.
+    private var firstPictureBound: Double { 0.300 }
+
+    /// A 4x4 patch of `area` that is dark on `page` (a screenshot), so the white flash
+    /// of the recording is a clear rise there; nil when every candidate is bright. Small,
+    /// because the flash fills the whole picture and every pixel read costs the guest
+    /// (TCG) CPU the player needs: 16 pixels 250 times a second.
+    private func darkPatch(in area: ScreenRect, on page: [UInt8]) -> ScreenRect? {
+        let side = 4
+        var candidates: [ScreenRect] = []
+        for fy in [0.5, 0.3, 0.7, 0.15, 0.85] {
+            for fx in [0.5, 0.3, 0.7, 0.15, 0.85] {
+                candidates.append(ScreenRect(x: area.x + Int(Double(area.width - side) * fx),
+                                             y: area.y + Int(Double(area.height - side) * fy), width: side, height: side))
+            }
+        }
+        return candidates.first { patch in
+            var total = 0
+            for y in patch.y..<patch.maxY {
+                for x in patch.x..<patch.maxX {
+                    let (r, g, b) = pixel(page, x, y)
+                    total += r + g + b
+                }
+            }
+            return total / (3 * side * side) < 64
+        }
+    }
+
+    private func seconds(_ instant: MonotonicInstant) -> Double { Double(instant.nanoseconds) / 1e9 }
 
     /// Starts `arguments` (absolute path or a name on PATH) with stdin from /dev/null
     /// and stdout and stderr into `log`: posix_spawn, not Foundation's Process, whose
@@ -130,11 +181,13 @@ final class MediaViewHILTests: XCTestCase {
         for folder in [work, day, work + "/shots", work + "/state"] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
-        // A 4 s recording whose picture flashes white and whose sound clicks at each
-        // second (0.1 s of white; 20 ms of 1 kHz), black and silent between.
+        // A 5 s recording whose picture flashes white at each second (0.1 s) and whose
+        // sound clicks at each second from 1 s on (20 ms of 1 kHz), black and silent
+        // between: four marks for A/V sync. The flash at 0 s has no click: it is the first
+        // picture (tap → first picture, and the thumbnail), shown before the sound starts.
         let recording = day + "/101500.mp4"
-        try run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30:duration=4",
-                 "-f", "lavfi", "-i", "aevalsrc='if(lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)|if(lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)':s=48000:d=4",
+        try run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30:duration=5",
+                 "-f", "lavfi", "-i", "aevalsrc='if(gte(t,1)*lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)|if(gte(t,1)*lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)':s=48000:d=5",
                  "-vf", "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t,1),0.1)'",
                  "-c:v", "libx264", "-threads", "1", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k", recording], work: work)
         let config = work + "/kioskcam.toml"
@@ -199,15 +252,33 @@ final class MediaViewHILTests: XCTestCase {
                              "the cell shows the white first picture as its thumbnail")
         note("day page shown with its thumbnail")
 
-        // The recording: played through the loopback, recorded back on its other side.
-        let wav = work + "/played.wav"
-        let recorder = try spawn(["arecord", "-q", "-D", capture, "-f", "S16_LE", "-r", "48000", "-c", "2", "-d", "9", wav],
-                                 log: work + "/arecord.log")
-        Thread.sleep(forTimeInterval: 0.5)
-        try tap(touch, cell)
-        XCTAssertTrue(waitFor(30) { logText().contains("media: first picture") }, "the first picture is drawn: \(logText().suffix(800))")
-        if let line = logText().split(separator: "\n").first(where: { $0.contains("media: first picture") }) { note(String(line.suffix(80))) }
+        // The recording: played through the loopback, recorded back on its other side in
+        // 10 ms periods, while the panel's picture area is read every 4 ms. Nothing else
+        // is started until the recording has played (a screenshot would load the guest).
+        let picture = MediaViewLayout.fitted(FrameSize(width: 320, height: 240), in: media.picture)
+        let patch = try XCTUnwrap(darkPatch(in: picture, on: grid), "a dark patch of the day page inside \(picture)")
+        let panel = try Framebuffer.device(path: framebuffer, writable: false)
+        defer { panel.close() }
+        let sampler = try PanelSampler(framebuffer: panel, patch: patch, samplesPerSecond: 250, capacity: 250 * 30,
+                                       clock: SystemClock())
+        defer { sampler.stop() }
+        let sound = SoundCapture(frameCapacity: 48_000 * 12)
+        let microphone = try ALSAMicrophone(device: capture, format: AudioFormat(sampleRate: 48_000, channels: 2),
+                                            periodMilliseconds: 10)
+        defer { microphone.stop() }
+        try microphone.start(into: sound)
+        sampler.start()
         Thread.sleep(forTimeInterval: 1)
+        let tapped = try tap(touch, cell)
+        XCTAssertTrue(waitFor(30) { logText().contains("media: first picture") }, "the first picture is drawn: \(logText().suffix(800))")
+        // The 5 s recording after its start, then a second more of silence.
+        while SystemClock().now().seconds(since: tapped) < 7 { Thread.sleep(forTimeInterval: 0.1) }
+        microphone.stop()
+        sampler.stop()
+        if let line = logText().split(separator: "\n").first(where: { $0.contains("media: first picture") }) {
+            note("the player's own measure: " + String(line.suffix(40)))
+        }
+        try measure(sampler.samples, patch: patch, sound: sound, microphone: microphone, tapped: tapped, work: work)
         let player = try screenshot(work, config: config, "m3-player")
         let track = media.scrubberTrack
         var accent = 0
@@ -216,25 +287,6 @@ final class MediaViewHILTests: XCTestCase {
             if b > 200 && r < 100 && g > 90 && g < 170 { accent += 1 }
         }
         XCTAssertGreaterThan(accent, 10, "the scrubber has moved on")
-        XCTAssertEqual(reap(recorder), 0, "arecord: \((try? String(contentsOfFile: work + "/arecord.log", encoding: .utf8)) ?? "")")
-
-        // The clicks: one a second, four of them, 1.0 s apart (± 50 ms), nothing between.
-        let samples = [UInt8](try Data(contentsOf: URL(fileURLWithPath: wav))).dropFirst(44)
-        var onsets: [Double] = []
-        var quietSince = 0
-        var frame = 0
-        samples.withUnsafeBytes { bytes in
-            let values = bytes.bindMemory(to: Int16.self)
-            while frame * 2 + 1 < values.count {
-                let loud = abs(Int(values[frame * 2])) > 8000
-                if loud && frame - quietSince > 24_000 { onsets.append(Double(frame) / 48_000) }
-                if loud { quietSince = frame }
-                frame += 1
-            }
-        }
-        note("clicks heard at \(onsets.map { String(format: "%.3f", $0) }.joined(separator: " ")) s")
-        XCTAssertEqual(onsets.count, 4, "four clicks: \(onsets)")
-        for (a, b) in zip(onsets, onsets.dropFirst()) { XCTAssertEqual(b - a, 1.0, accuracy: 0.05, "\(onsets)") }
 
         // Close, back to the days, back to live.
         try tap(touch, media.closeButton)
@@ -244,16 +296,10 @@ final class MediaViewHILTests: XCTestCase {
         try tap(touch, media.backButton)
         XCTAssertTrue(waitFor(20) { logText().components(separatedBy: "screen: live").count >= 2 }, "back to the live screen")
         XCTAssertTrue(logText().contains("media: stopped"), "the player stopped")
-        // How far each shown picture was from the sound being heard (the player's own
-        // measure: the card's played frames when the picture was out). The target is
-        // 40 ms on a board; under TCG, with other guests on the same two CPUs, the guest
-        // decodes a fraction of the frames and a draw can take 50–100 ms, so the check
-        // here is that the picture stays with the sound (well under the 150 ms a viewer
-        // notices), and the figure is printed.
-        if let line = logText().split(separator: "\n").first(where: { $0.contains("picture vs sound") }),
-           let maxText = line.components(separatedBy: "max ").last?.split(separator: " ").first, let max = Double(maxText) {
-            note(String(line.suffix(110)))
-            XCTAssertLessThanOrEqual(max, 150, "picture and sound together: \(line)")
+        // The player's own figure (the card's played frames when each picture was out),
+        // printed beside the outside measure for comparison; the bound is checked there.
+        if let line = logText().split(separator: "\n").first(where: { $0.contains("picture vs sound") }) {
+            note("the player's own measure: " + String(line.suffix(60)))
         } else {
             XCTFail("no picture vs sound figure in the log")
         }
@@ -261,6 +307,138 @@ final class MediaViewHILTests: XCTestCase {
         XCTAssertEqual(reap(daemon), 0, "kioskcam run exits 0 on SIGTERM")
         daemonRunning = false
         note("done")
+    }
+}
+
+extension MediaViewHILTests {
+    /// The outside measure: clicks from the captured sound, flashes from the panel's
+    /// readings, paired; tap → first flash. Writes both time lines as CSV beside the log.
+    private func measure(_ panel: [PanelSampler.Sample], patch: ScreenRect, sound: SoundCapture, microphone: ALSAMicrophone,
+                         tapped: MonotonicInstant, work: String) throws {
+        // The panel: how often it was read, and the flashes.
+        let span = panel.last.map { $0.time.seconds(since: panel[0].time) } ?? 0
+        let gaps = zip(panel, panel.dropFirst()).map { $1.time.seconds(since: $0.time) }
+        let rate = span > 0 ? Double(panel.count - 1) / span : 0
+        note(String(format: "panel read %d times in %.2f s (%.0f a second, longest gap %.1f ms), patch ", panel.count, span, rate,
+                    (gaps.max() ?? 0) * 1000) + "\(patch)")
+        XCTAssertGreaterThanOrEqual(rate, 200, "the panel is read at least 200 times a second")
+        var flashes = MarkOnsetDetector(threshold: 128, quietSeconds: 0.5)
+        for sample in panel { flashes.feed(level: sample.brightness, at: seconds(sample.time)) }
+        try panel.map { String(format: "%.6f,%.1f", seconds($0.time), $0.brightness) }.joined(separator: "\n")
+            .write(toFile: work + "/panel.csv", atomically: true, encoding: .utf8)
+
+        // The sound: the clicks, one a second, four of them, 1.0 s apart (± 50 ms), nothing between.
+        var clicks = MarkOnsetDetector(threshold: 8000, quietSeconds: 0.5)
+        let periods = sound.feed(&clicks)
+        note("sound captured in \(periods.count) periods, \(microphone.overruns) overruns, \(sound.droppedFrames) frames not kept")
+        try periods.map { String(format: "%.6f,%d", seconds($0.time), $0.frames) }.joined(separator: "\n")
+            .write(toFile: work + "/sound-periods.csv", atomically: true, encoding: .utf8)
+        let heard = clicks.onsets.map { $0 - seconds(tapped) }
+        note("clicks heard at \(heard.map { String(format: "%.3f", $0) }.joined(separator: " ")) s after the tap")
+        XCTAssertEqual(clicks.onsets.count, 4, "four clicks: \(heard)")
+        for (a, b) in zip(clicks.onsets, clicks.onsets.dropFirst()) { XCTAssertEqual(b - a, 1.0, accuracy: 0.05, "\(heard)") }
+        let seen = flashes.onsets.map { $0 - seconds(tapped) }
+        note("flashes seen at \(seen.map { String(format: "%.3f", $0) }.joined(separator: " ")) s after the tap")
+        // Each flash began between the reading before its onset and the onset: that gap is
+        // how sure the time is (a flash is never seen early, only up to this late). A
+        // starved guest reads the panel late, and the figures would be the sampler's delay.
+        let uncertainty = flashes.onsets.compactMap { onset -> Double? in
+            guard let index = panel.firstIndex(where: { seconds($0.time) >= onset }), index > 0 else { return nil }
+            return onset - seconds(panel[index - 1].time)
+        }.max() ?? 0
+        note(String(format: "each flash time is sure to %.1f ms at worst", uncertainty * 1000))
+        XCTAssertLessThanOrEqual(uncertainty, 0.020, "every flash onset measured to 20 ms (5 readings) or better")
+
+        // Tap → first picture: the first flash (the recording starts white) after the lift.
+        let baseline = panel.last { $0.time <= tapped }?.brightness ?? 0
+        if let change = panel.first(where: { $0.time > tapped && abs($0.brightness - baseline) > 8 }) {
+            note(String(format: "the picture area first changed %.0f ms after the tap", change.time.seconds(since: tapped) * 1000))
+        }
+        if let first = flashes.firstOnset(notBefore: seconds(tapped)) {
+            let latency = first - seconds(tapped)
+            note(String(format: "tap → first picture on the panel: %.0f ms (bound %.0f ms)", latency * 1000, firstPictureBound * 1000))
+            XCTAssertLessThanOrEqual(latency, firstPictureBound, "tap → first picture on the panel")
+        } else {
+            XCTFail("no first picture on the panel after the tap")
+        }
+
+        // Picture − sound for each second's mark (the first picture, a second before the
+        // first click, pairs with none).
+        let pairing = MarkPairing(pictures: flashes.onsets, sounds: clicks.onsets, window: 0.4)
+        note("A/V sync, measured outside the player: " + pairing.summary)
+        // How the start looked: where the sound's time 0 fell (a second before the first
+        // click) against the first picture. Printed, not bounded: the first picture is
+        // shown while the sound card fills its first half-second buffer.
+        if let first = flashes.firstOnset(notBefore: seconds(tapped)), let click = clicks.onsets.first {
+            note(String(format: "the start: first picture − the sound's time 0 = %+.0f ms", (first - (click - 1)) * 1000))
+        }
+        XCTAssertEqual(pairing.offsets.count, 4, "each of the four clicks has its flash: \(pairing.summary)")
+        // A flash is seen up to `uncertainty` after it was drawn: a late picture is never
+        // measured less late, but an early one may look up to that much less early.
+        XCTAssertLessThanOrEqual(pairing.offsets.max() ?? .infinity, avSyncBound, "no picture later than its sound by more than 40 ms: \(pairing.summary)")
+        XCTAssertGreaterThanOrEqual((pairing.offsets.min() ?? -.infinity) - uncertainty, -avSyncBound,
+                                    "no picture earlier than its sound by more than 40 ms, measuring error included: \(pairing.summary)")
+    }
+}
+
+/// The captured sound, copied out of each period at once (the capture thread only
+/// copies; the clicks are found after), up to `frameCapacity` frames, then counted.
+private final class SoundCapture: CaptureSink {
+    struct Period: Sendable {
+        var time: MonotonicInstant
+        var first: Int
+        var frames: Int
+    }
+    private struct State {
+        var samples: [Int16] = []
+        var periods: [Period] = []
+        var dropped = 0
+        var channels = 2
+        var rate = 48_000
+    }
+    private let state = Locked(State())
+    private let frameCapacity: Int
+
+    init(frameCapacity: Int) {
+        self.frameCapacity = frameCapacity
+        state.withLock { $0.samples.reserveCapacity(frameCapacity * 2) }
+    }
+
+    var droppedFrames: Int { state.withLock { $0.dropped } }
+
+    func deliver(_ frame: VideoFrame) {}
+
+    func deliver(_ chunk: AudioChunk) {
+        let frames = chunk.frameCount
+        state.withLock { state in
+            state.channels = max(1, chunk.format.channels)
+            state.rate = chunk.format.sampleRate
+            guard state.samples.count / state.channels + frames <= frameCapacity else {
+                state.dropped += frames
+                return
+            }
+            let first = state.samples.count
+            state.samples.append(contentsOf: chunk.buffer.bytes.bindMemory(to: Int16.self).prefix(frames * state.channels))
+            state.periods.append(Period(time: chunk.timestamp, first: first, frames: frames))
+        }
+        chunk.buffer.doneReading()
+    }
+
+    func videoSourceEnded(_ name: String, _ end: SourceEnd) {}
+    func audioSourceEnded(_ name: String, _ end: SourceEnd) {}
+
+    /// Feeds every period, each at its own capture time, to `detector`; returns the periods.
+    func feed(_ detector: inout MarkOnsetDetector) -> [Period] {
+        state.withLock { state in
+            state.samples.withUnsafeBufferPointer { all in
+                for period in state.periods {
+                    let slice = UnsafeBufferPointer(rebasing: all[period.first..<(period.first + period.frames * state.channels)])
+                    detector.feed(samples: slice, channels: state.channels, sampleRate: state.rate,
+                                  firstFrameTime: Double(period.time.nanoseconds) / 1e9)
+                }
+            }
+            return state.periods
+        }
     }
 }
 

@@ -119,4 +119,24 @@ final class MediaThumbnailTests: XCTestCase {
         XCTAssertLessThan(firstPixel[2], 40)
         XCTAssertThrowsError(try decoder.seek(to: .infinity))
     }
+
+    func testSkippedPicturesAreNeverHandedOnAndTheRestAreWhole() throws {
+        let folder = TemporaryDirectory()
+        let decoder = try VideoFileDecoder(path: try video(in: folder))
+        var asked: [Double] = []
+        var shown: [(time: Double, blue: UInt8)] = []
+        // A player behind by the first 1.5 s: those are judged, never scaled or shown.
+        try decoder.decode(scaledTo: FrameSize(width: 64, height: 36), layout: .bgrx, skipping: { time in
+            asked.append(time)
+            return time < 1.49
+        }) { bytes, seconds in
+            shown.append((seconds, bytes[0]))
+            return true
+        }
+        XCTAssertEqual(asked.count, 120, "every picture of the 4 s at 30 fps is judged")
+        XCTAssertEqual(shown.count, 75, "1.5 s to the end")
+        XCTAssertEqual(shown.first?.time ?? -1, 1.5, accuracy: 0.02)
+        XCTAssertTrue(shown.allSatisfy { $0.time >= 1.5 })
+        XCTAssertGreaterThan(shown.last?.blue ?? 0, 200, "the pictures handed on are scaled as before (blue at the end)")
+    }
 }
