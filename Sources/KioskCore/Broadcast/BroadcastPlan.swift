@@ -93,8 +93,8 @@ public struct BroadcastPlan: Sendable, Equatable {
     /// What the plan aims under, leaving the rest as headroom for the allocator.
     public static let defaultBudgetBytes = 40 * mebibyte
     /// Runtime, the libraries' private pages, stacks, ALSA and the muxers: a generous
-    /// allowance — the whole 800x480 10 fps broadcast to RTMP peaks at 17.7 MiB of
-    /// anonymous memory in `scripts/bench-broadcast` (release build).
+    /// allowance — the whole 800x480 10 fps broadcast to RTMP peaks at 18.4 MiB of
+    /// anonymous memory in `scripts/bench-broadcast` (the static release build that ships).
     public static let processBaseBytes = 20 * mebibyte
     /// libx264 with tune zerolatency, preset ultrafast/veryfast, one thread: the frames it
     /// holds (reference, current, reconstruction, and lookahead-free slack).
