@@ -137,7 +137,14 @@ let package = Package(
                 "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskAppliance", "KioskUpload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The toolchain links with -export-dynamic, which puts all ~23,000 of kioskcam's own
+            // symbols in the dynamic symbol table: 2 MiB that the dynamic linker reads while it
+            // binds the ~160 libraries FFmpeg pulls in (resident in every process, 1.8 MiB of a
+            // broadcast's peak RSS, scripts/bench-broadcast). Nothing looks kioskcam's symbols
+            // up at run time (no dlsym; backtraces read the symbol table). Release builds only,
+            // so the tests link as they always did.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))]
         ),
 
         /// Fuzz targets, one per parser of outside data (README, "Fuzzing"). Built by

@@ -329,6 +329,23 @@ final class ToneGeneratorTests: XCTestCase {
         XCTAssertEqual(pieces, reference)
     }
 
+    /// The rotation that replaced a `sin` call a sample stays on the sine: every sample of
+    /// ten seconds (where drift would show) within one step of the exact value, in chunks
+    /// of the microphone's 20 ms that do not line up with the rotation's restarts.
+    func testRotationStaysOnTheExactSine() {
+        let format = AudioFormat(sampleRate: 48_000, channels: 1)
+        var tone = ToneGenerator(format: format, frequency: 440)
+        var samples: [Int16] = []
+        while samples.count < 480_000 { samples += generate(&tone, frames: 960) }
+        let scale = 0.25 * Double(Int16.max)
+        var worst = 0.0
+        for (index, sample) in samples.enumerated() {
+            let exact = sin(2 * Double.pi * 440 * Double(index) / 48_000) * scale
+            worst = max(worst, abs(Double(sample) - exact))
+        }
+        XCTAssertLessThanOrEqual(worst, 0.51, "a sample strays \(worst) from the exact sine")
+    }
+
     func testSilenceIsAllZeros() {
         var silence = ToneGenerator.silence(format: AudioFormat(sampleRate: 48_000, channels: 2))
         XCTAssertEqual(silence.amplitude, 0)

@@ -105,8 +105,8 @@ public struct BroadcastPlan: Sendable, Equatable {
     /// Measured peak anonymous memory (debug build, a file-backed XRGB8888 screen at
     /// 10 fps to the library) fits 12.3 MiB + 19.7 bytes a sent pixel + 4.5 more when
     /// scaled: 19.1 MiB at 800x480, 23.2 MiB scaled to 960x540, 45.3 MiB scaled to
-    /// 1662x934, 50.1 MiB at 1920x1080 by reference (the 800x480 release broadcast to
-    /// RTMP: 17.7 MiB in `scripts/bench-broadcast`).
+    /// 1662x934, 50.1 MiB at 1920x1080 by reference (the 800x480 broadcast to RTMP, static
+    /// release build that ships: 18.4 MiB in `scripts/bench-broadcast`).
     public static let processBaseBytes = 16 * mebibyte
     /// libx264 with tune zerolatency, preset veryfast, one thread, and the encoder's own
     /// picture: 19.7 bytes a pixel measured (above), about 13 YUV 4:2:0 frames; 14 for a
