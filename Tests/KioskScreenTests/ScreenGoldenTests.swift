@@ -162,6 +162,19 @@ final class ScreenGoldenTests: XCTestCase {
                 for x in badge.x..<min(width, badge.x + badge.height) where pixel(x, y)[0] > 180 && pixel(x, y)[1] < 90 { red += 1 }
             }
             XCTAssertGreaterThan(red, 20, "the REC dot")
+            // Each next picture draws only the picture area (and the time and badge over
+            // it): the panel must then hold exactly what a whole page drawn afresh holds.
+            let blue = [UInt8]((0..<(size.width * size.height)).flatMap { _ in [220, 0, 0, 0] as [UInt8] })
+            XCTAssertTrue(blue.withUnsafeBytes { renderer.presentMediaPicture($0, size: size, for: "/none/video/20261124/101500.mp4") })
+            let quick = renderer.framebuffer.logicalRGBA(rotation: renderer.mapping.rotation)
+            XCTAssertNotEqual(quick, rgba, "the new picture is on the panel")
+            renderer.invalidate()
+            renderer.render(model)
+            XCTAssertTrue(quick == renderer.framebuffer.logicalRGBA(rotation: renderer.mapping.rotation),
+                          "the picture alone drawn as the whole page draws it")
+            // Back to green, drawn the quick way: the golden picture must match it too.
+            XCTAssertTrue(green.withUnsafeBytes { renderer.presentMediaPicture($0, size: size, for: "/none/video/20261124/101500.mp4") })
+            XCTAssertTrue(rgba == renderer.framebuffer.logicalRGBA(rotation: renderer.mapping.rotation))
         }
     }
 
