@@ -265,13 +265,9 @@ public final class MediaPlayer: Sendable {
                     try decoder.seek(to: target)
                 }
                 generation = seek.0
-                // A picture already late is dropped before it is scaled: a player that falls
-                // behind (a slow board) does not pay for pictures nobody sees.
-                try decoder.decode(scaledTo: pictureSize, layout: .bgrx, take: { time in
-                    self.lateCheck(at: time, policy: policy, generation: generation)
-                }, { picture, time in
+                try decoder.decode(scaledTo: pictureSize, layout: .bgrx) { picture, time in
                     decide(picture, size: pictureSize, at: time, policy: policy, generation: generation)
-                })
+                }
             } catch {
                 fail("\(error)")
                 return
@@ -287,27 +283,6 @@ public final class MediaPlayer: Sendable {
         }
     }
 
-    /// Before scaling: stop (a seek or stop), skip a picture the clock has already passed
-    /// (counted as dropped, as `decide` counts), else take it.
-    private func lateCheck(at time: Double, policy: AVSyncPolicy, generation: Int) -> VideoFileDecoder.Take {
-        let now = clock.now()
-        let (current, stop, target, position) = state.withLock { state in
-            (state.generation, state.stopRequested, state.seekTarget,
-             Self.position(state, now: now) + (state.clock.isPaused ? 0 : state.presentSeconds))
-        }
-        if stop || current != generation { return .stop }
-        guard policy.decide(frameTime: time, clock: position, seekTarget: target) == .drop else { return .picture }
-        countDrop(at: time, seekTarget: target, policy: policy)
-        return .skip
-    }
-
-    /// Before a seek's target a picture is only decoded through, not counted.
-    private func countDrop(at time: Double, seekTarget target: Double?, policy: AVSyncPolicy) {
-        if target.map({ time >= $0 - policy.lateSeconds }) ?? true {
-            state.withLock { $0.status.framesDropped += 1 }
-        }
-    }
-
     /// Shows, drops or holds one picture; false ends the pass (a seek or stop).
     private func decide(_ picture: UnsafeRawBufferPointer, size pictureSize: FrameSize, at time: Double, policy: AVSyncPolicy, generation: Int) -> Bool {
         while true {
@@ -319,7 +294,10 @@ public final class MediaPlayer: Sendable {
             if stop || current != generation { return false }
             switch policy.decide(frameTime: time, clock: position, seekTarget: target) {
             case .drop:
-                countDrop(at: time, seekTarget: target, policy: policy)
+                // Before a seek's target a picture is only decoded through, not counted.
+                if target.map({ time >= $0 - policy.lateSeconds }) ?? true {
+                    state.withLock { $0.status.framesDropped += 1 }
+                }
                 return true
             case .hold(let seconds):
                 usleep(useconds_t(max(1_000, seconds * 1e6)))

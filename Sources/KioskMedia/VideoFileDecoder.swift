@@ -126,27 +126,15 @@ public final class VideoFileDecoder {
         avcodec_flush_buffers(codec.pointer)
     }
 
-    /// What to do with a decoded picture, asked before it is scaled.
-    public enum Take: Sendable, Equatable {
-        /// Scale it and hand it on.
-        case picture
-        /// Skip it: not scaled, not handed on (a late player's drop costs no scaling).
-        case skip
-        /// Stop decoding.
-        case stop
-    }
-
     /// Decodes the video from where it stands (the start, or the last `seek`) to its
     /// end, in order.
     /// - Parameters:
     ///   - target: The size to hand pictures on at (even width and height for I420).
     ///   - layout: The pixel layout handed on.
-    ///   - take: Asked with each picture's time before it is scaled; nil takes every one.
     ///   - body: Called with each picture (valid during the call) and its time in
     ///     seconds; returns false to stop.
     /// - Throws: `MediaError.invalidInput` for undecodable video, what `body` throws.
     public func decode(scaledTo target: FrameSize, layout: DecodedPictureLayout = .yuv420,
-                       take: ((Double) -> Take)? = nil,
                        _ body: (UnsafeRawBufferPointer, Double) throws(MediaError) -> Bool) throws(MediaError) {
         let even = layout != .yuv420 || (target.width % 2 == 0 && target.height % 2 == 0)
         guard even, target.width >= 2, target.height >= 2, target.width <= 8192, target.height <= 8192 else {
@@ -162,12 +150,12 @@ public final class VideoFileDecoder {
             guard packet.pointer.pointee.stream_index == streamIndex else { continue }
             let sent = avcodec_send_packet(codec.pointer, packet.pointer)
             guard sent >= 0 || sent == kc_averror_eagain() else { continue }  // a damaged packet
-            running = try receive(scaler, take, body)
+            running = try receive(scaler, body)
         }
-        if running, avcodec_send_packet(codec.pointer, nil) >= 0 { _ = try receive(scaler, take, body) }
+        if running, avcodec_send_packet(codec.pointer, nil) >= 0 { _ = try receive(scaler, body) }
     }
 
-    private func receive(_ scaler: PictureScaler, _ take: ((Double) -> Take)?,
+    private func receive(_ scaler: PictureScaler,
                          _ body: (UnsafeRawBufferPointer, Double) throws(MediaError) -> Bool) throws(MediaError) -> Bool {
         while true {
             let received = avcodec_receive_frame(codec.pointer, frame.pointer)
@@ -179,11 +167,6 @@ public final class VideoFileDecoder {
             guard pts != kc_av_nopts_value(), base.num > 0, base.den > 0 else { continue }
             let seconds = Double(pts) * Double(base.num) / Double(base.den)
             guard seconds.isFinite else { continue }
-            switch take?(seconds) ?? .picture {
-            case .picture: break
-            case .skip: continue
-            case .stop: return false
-            }
             let picture = try scaler.convert(frame.pointer)
             let outcome = picture.withUnsafeBytes { bytes in
                 Result<Bool, MediaError> { () throws(MediaError) in try body(bytes, seconds) }

@@ -119,32 +119,4 @@ final class MediaThumbnailTests: XCTestCase {
         XCTAssertLessThan(firstPixel[2], 40)
         XCTAssertThrowsError(try decoder.seek(to: .infinity))
     }
-
-    /// A late player skips pictures before they are scaled; `.stop` ends the pass.
-    func testSkippedPicturesAreNotHandedOnAndStopEndsThePass() throws {
-        let folder = TemporaryDirectory()
-        let path = try video(in: folder, seconds: 2)
-        let decoder = try VideoFileDecoder(path: path)
-        var asked: [Double] = [], handed: [Double] = []
-        try decoder.decode(scaledTo: FrameSize(width: 64, height: 36), layout: .bgrx, take: { seconds in
-            asked.append(seconds)
-            return seconds < 1 ? .skip : .picture
-        }, { _, seconds in
-            handed.append(seconds)
-            return true
-        })
-        XCTAssertEqual(asked.count, 60, "every picture is asked about")
-        XCTAssertEqual(handed.count, 30, "the first second's were skipped")
-        XCTAssertEqual(handed.first ?? -1, 1, accuracy: 0.001)
-
-        let again = try VideoFileDecoder(path: path)
-        var count = 0
-        try again.decode(scaledTo: FrameSize(width: 64, height: 36), layout: .bgrx, take: { seconds in
-            seconds >= 0.5 ? .stop : .picture
-        }, { _, _ in
-            count += 1
-            return true
-        })
-        XCTAssertEqual(count, 15, "stopped at 0.5 s")
-    }
 }
