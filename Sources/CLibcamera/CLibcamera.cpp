@@ -459,6 +459,19 @@ int klc_camera_set_control(klc_camera *camera, const char *name, double value, k
     return -1;
 }
 
+int klc_camera_set_af_window(klc_camera *camera, klc_rectangle window, klc_error *error) {
+    clear(error);
+    if (!camera) return -1;
+    if (camera->camera->controls().find(&controls::AfWindows) == camera->camera->controls().end()) {
+        fail(error, KLC_UNSUPPORTED, 0, "camera %s has no AfWindows (no autofocus regions)", camera->camera->id().c_str());
+        return -1;
+    }
+    std::array<Rectangle, 1> windows{Rectangle(window.x, window.y, window.width, window.height)};
+    std::lock_guard<std::mutex> guard(camera->lock);
+    camera->pending.set(controls::AfWindows, Span<const Rectangle>(windows));
+    return 0;
+}
+
 int klc_camera_set_scaler_crop(klc_camera *camera, klc_rectangle crop, klc_error *error) {
     clear(error);
     if (!camera) return -1;

@@ -57,6 +57,7 @@ static inline unsigned int kc_v4l2_cid_exposure_auto(void) { return V4L2_CID_EXP
 static inline unsigned int kc_v4l2_cid_exposure_absolute(void) { return V4L2_CID_EXPOSURE_ABSOLUTE; }
 static inline unsigned int kc_v4l2_cid_focus_auto(void) { return V4L2_CID_FOCUS_AUTO; }
 static inline unsigned int kc_v4l2_cid_focus_absolute(void) { return V4L2_CID_FOCUS_ABSOLUTE; }
+static inline unsigned int kc_v4l2_cid_auto_focus_start(void) { return V4L2_CID_AUTO_FOCUS_START; }
 static inline unsigned int kc_v4l2_cid_zoom_absolute(void) { return V4L2_CID_ZOOM_ABSOLUTE; }
 static inline unsigned int kc_v4l2_cid_flash_led_mode(void) { return V4L2_CID_FLASH_LED_MODE; }
 static inline int kc_v4l2_exposure_manual(void) { return V4L2_EXPOSURE_MANUAL; }

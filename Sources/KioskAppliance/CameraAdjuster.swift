@@ -84,6 +84,46 @@ final class CameraAdjuster: Sendable {
         return reports
     }
 
+    /// Tap-to-focus on `point` of the frame: libcamera's AfWindows (+ AfTrigger), V4L2's
+    /// one-shot autofocus (no region: V4L2 has no control for one), else nothing. A camera
+    /// that cannot is said once in the log, not at every tap.
+    /// - Returns: What was asked, for the debug log; nil when nothing could be.
+    @discardableResult
+    func focus(at point: PicturePoint) -> String? {
+        if let libcamera {
+            let asked = remembered.withLock { $0.settings } + configured.settings
+            let continuous = asked.first { $0.name == .focus }?.value == .automatic
+            let (plan, problem) = libcamera.focus(at: point, continuous: continuous)
+            if let problem {
+                logger.warning("tap to focus: \(problem)")
+                return nil
+            }
+            guard let window = plan.window else {
+                cannotFocus("the camera has no \(plan.missing.joined(separator: ", "))")
+                return nil
+            }
+            return "AfWindows \(window)" + (continuous ? " (continuous AF)" : ", AfTrigger start") + "; " + LibcameraFocusPlan.exposureNote
+        }
+        guard let controls, controls.hasAutofocusStart else {
+            cannotFocus(camera == nil ? "no camera" : "the camera has no autofocus control")
+            return nil
+        }
+        do {
+            try controls.startAutofocus()
+            return "one-shot autofocus started (V4L2 has no focus region: the camera chooses where)"
+        } catch {
+            logger.warning("tap to focus: \(error)")
+            return nil
+        }
+    }
+
+    private let toldCannotFocus = Locked(false)
+
+    private func cannotFocus(_ why: String) {
+        guard !toldCannotFocus.withLock({ told in defer { told = true }; return told }) else { return }
+        logger.notice("tap to focus: \(why); taps on the preview do nothing on this camera")
+    }
+
     /// Gives a camera that was opened again what was asked before (called by the
     /// camera's reopen, on the supervisor's thread).
     func reapply(to camera: V4L2Camera) -> [String] {

@@ -361,6 +361,19 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
                     appliance.publish(.failure("\(request): \(error)"))
                 }
             }
+        case .focus(let point):
+            // Back through the preview's letter-box, orientation and digital zoom to the
+            // camera's frame; the control writes go off this thread, behind any zoom.
+            guard let renderer, let camera = appliance.camera else { break }
+            let mapping = PreviewTapMapping(area: renderer.layout.preview, frame: camera.format.size,
+                                            orientation: configuration.camera.orientation,
+                                            digitalZoom: appliance.digitalZoom.zoom.now)
+            guard let framePoint = mapping.framePoint(point) else { break }
+            let logger = logger
+            zoomQueue.async { [weak self] in
+                guard let asked = self?.appliance.cameraAdjuster.focus(at: framePoint) else { return }
+                logger.debug("tap to focus at \(String(format: "%.3f, %.3f", framePoint.x, framePoint.y)) of the frame: \(asked)")
+            }
         case .setZoom(let factor):
             // Off this thread (a camera control write), latest wins: a pinch sends many
             // factors and only the newest matters, so at most one waits.

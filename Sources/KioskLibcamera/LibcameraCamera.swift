@@ -188,6 +188,25 @@ public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
         return outcomes
     }
 
+    /// Tap-to-focus: autofocus on `point` of the frame through AfWindows (and AfTrigger
+    /// unless `continuous`), as `LibcameraFocusPlan` says; the camera's zoom is digital, so
+    /// the window is in the whole sensor area.
+    /// - Returns: The plan (`missing` non-empty: nothing was asked), and a problem when a
+    ///   control write failed.
+    public func focus(at point: PicturePoint, continuous: Bool) -> (plan: LibcameraFocusPlan, problem: String?) {
+        let plan = LibcameraFocusPlan(point: point, offered: Set(handle.controls.map(\.name)),
+                                      cropMaximum: handle.scalerCropMaximum, crop: nil, continuous: continuous)
+        guard let window = plan.window else { return (plan, nil) }
+        do throws(LibcameraError) {
+            // The window first: the mode and trigger go in the same request with it.
+            try handle.setAutofocusWindow(window)
+            for setting in plan.settings { try handle.setControl(setting.name, setting.value) }
+        } catch {
+            return (plan, error.description)
+        }
+        return (plan, nil)
+    }
+
     // MARK: Streaming
 
     /// Starts the camera (every buffer queued) and the capture thread delivering to `sink`.

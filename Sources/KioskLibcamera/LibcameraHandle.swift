@@ -108,6 +108,17 @@ final class LibcameraHandle: @unchecked Sendable {
         }
     }
 
+    /// AfWindows of one rectangle, for the next request.
+    /// - Throws: `LibcameraError` `.unsupportedControl` when the camera lacks AfWindows.
+    func setAutofocusWindow(_ window: CropRectangle) throws(LibcameraError) {
+        var error = klc_error()
+        let rectangle = klc_rectangle(x: Int32(clamping: window.x), y: Int32(clamping: window.y),
+                                      width: UInt32(clamping: window.width), height: UInt32(clamping: window.height))
+        guard klc_camera_set_af_window(pointer, rectangle, &error) == 0 else {
+            throw LibcameraError(error, camera: id, call: "set AfWindows")
+        }
+    }
+
     func setScalerCrop(_ crop: CropRectangle) throws(LibcameraError) {
         var error = klc_error()
         let rectangle = klc_rectangle(x: Int32(clamping: crop.x), y: Int32(clamping: crop.y),

@@ -69,16 +69,9 @@ final class PreviewScaler {
         }
     }
 
-    /// The largest size with the frame's aspect ratio inside `area`, width a multiple of 8, height even.
+    /// The largest size with the frame's aspect ratio inside `area`, width a multiple of 8,
+    /// height even (the same geometry a tap on the preview is mapped back through).
     static func fittedSize(_ frame: FrameSize, in area: ScreenSize) -> ScreenSize {
-        guard frame.width > 0, frame.height > 0, area.width > 0, area.height > 0 else { return ScreenSize(width: 0, height: 0) }
-        var width = area.width
-        var height = width * frame.height / frame.width
-        if height > area.height {
-            height = area.height
-            width = height * frame.width / frame.height
-        }
-        // Width a multiple of 8: rows of 32 bytes, which libswscale writes fastest.
-        return ScreenSize(width: max(8, width & ~7), height: max(2, height & ~1))
+        PreviewTapMapping.fittedSize(frame, in: area)
     }
 }

@@ -24,6 +24,7 @@ extension ScreenRenderer {
         let layout = self.layout
         canvas.fill(ScreenRect(x: 0, y: 0, width: size.width, height: size.height), Palette.background)
         drawPreview(model)
+        if let mark = model.focusMark { drawFocusMark(at: mark) }
         drawRecordingBadge(model)
         drawMotionBadge(model)
         if model.soundRecorderShown { drawSoundRecorder(model) }
@@ -36,6 +37,15 @@ extension ScreenRenderer {
         if let torch = model.torch { drawTorchButton(on: torch, pressed: model.pressedTarget == .torchButton) }
         drawLevelMeter(model.audioLevels, in: layout.levelMeter)
         drawStatusBar(model)
+    }
+
+    /// The square a tap on the preview focuses in (for about a second), kept on the preview.
+    private func drawFocusMark(at point: ScreenPoint) {
+        let area = layout.preview
+        let side = max(24, min(area.width, area.height) / 6)
+        let x = min(max(point.x - side / 2, area.x), area.maxX - side)
+        let y = min(max(point.y - side / 2, area.y), area.maxY - side)
+        canvas.strokeRounded(ScreenRect(x: x, y: y, width: side, height: side), radius: 3, width: 2, Palette.yellow)
     }
 
     private func drawPreview(_ model: ScreenModel) {

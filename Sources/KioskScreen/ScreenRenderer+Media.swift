@@ -15,13 +15,7 @@ extension ScreenRenderer {
         case .player: drawPlayer(media)
         case .photo: drawPhoto(media)
         }
-        if model.recordingState != .idle {
-            let badge = media.page == .days || media.page == .day
-                ? ScreenRect(x: layout.recordingBadge.x, y: size.height - layout.recordingBadge.height - layout.recordingBadge.y,
-                             width: layout.recordingBadge.width, height: layout.recordingBadge.height)
-                : layout.recordingBadge
-            drawRecordingBadge(model, in: badge)
-        }
+        if model.recordingState != .idle { drawRecordingBadge(model, in: mediaRecordingBadge(media)) }
         if let message = media.message { drawNotice(message, in: layout.body) }
     }
 
@@ -110,11 +104,43 @@ extension ScreenRenderer {
 
     // MARK: Player and photo
 
-    private func drawPlayer(_ media: MediaBrowser) {
+    /// The player's picture area, black bars included, with the picture in it.
+    func drawPlayerPicture(_ media: MediaBrowser) {
         let layout = media.layout
         canvas.fill(layout.picture, Palette.black)
+        if let picture = mediaPicture, mediaPicturePath == media.currentItem?.path {
+            canvas.paint(picture, x: layout.picture.x + (layout.picture.width - picture.size.width) / 2,
+                         y: layout.picture.y + (layout.picture.height - picture.size.height) / 2)
+        }
+    }
+
+    /// "0:01:02 / 0:03:00" over the picture's bottom-right corner.
+    func drawPlayerTime(_ media: MediaBrowser) {
+        let layout = media.layout
+        let position = media.scrubbing ?? media.position
+        let timeText = Self.clockText(position) + " / " + (media.duration > 0 ? Self.clockText(media.duration) : "?")
+        canvas.text(timeText, in: ScreenRect(x: layout.picture.maxX - 260, y: layout.picture.maxY - 30, width: 250, height: 26),
+                    size: 16, bold: true, colour: Palette.text, alignment: .trailing)
+    }
+
+    /// Where the REC badge goes on a page of the media view.
+    func mediaRecordingBadge(_ media: MediaBrowser) -> ScreenRect {
+        let layout = media.layout
+        return media.page == .days || media.page == .day
+            ? ScreenRect(x: layout.recordingBadge.x, y: size.height - layout.recordingBadge.height - layout.recordingBadge.y,
+                         width: layout.recordingBadge.width, height: layout.recordingBadge.height)
+            : layout.recordingBadge
+    }
+
+    private func drawPlayer(_ media: MediaBrowser) {
+        let layout = media.layout
         let item = media.currentItem
         let position = media.scrubbing ?? media.position
+        if item?.kind == .audio {
+            canvas.fill(layout.picture, Palette.black)
+        } else {
+            drawPlayerPicture(media)
+        }
         if item?.kind == .audio, let item, let waveform = thumbnail(for: item) {
             let area = layout.picture.inset(by: 12)
             canvas.paint(waveform.surface, size: waveform.size, fittedInto: area)
@@ -122,9 +148,6 @@ extension ScreenRenderer {
             let head = PlaybackScrubber(track: ScreenRect(x: area.x, y: area.y, width: area.width, height: area.height),
                                         duration: media.duration).x(forSeconds: position)
             canvas.fill(ScreenRect(x: head - 1, y: area.y, width: 3, height: area.height), Palette.red)
-        } else if let picture = mediaPicture, mediaPicturePath == item?.path {
-            canvas.paint(picture, x: layout.picture.x + (layout.picture.width - picture.size.width) / 2,
-                         y: layout.picture.y + (layout.picture.height - picture.size.height) / 2)
         }
         // The scrubber: elapsed in the accent colour, a knob at the play head, the times.
         let track = layout.scrubberTrack
@@ -134,9 +157,7 @@ extension ScreenRenderer {
         let head = media.scrubber.x(forSeconds: position)
         canvas.fillRounded(ScreenRect(x: bar.x, y: bar.y, width: max(0, head - bar.x), height: bar.height), radius: 3, Palette.accent)
         canvas.fillCircle(centreX: Double(head), centreY: Double(bar.y + 3), radius: Double(track.height) / 3, Palette.text)
-        let timeText = Self.clockText(position) + " / " + (media.duration > 0 ? Self.clockText(media.duration) : "?")
-        canvas.text(timeText, in: ScreenRect(x: layout.picture.maxX - 260, y: layout.picture.maxY - 30, width: 250, height: 26),
-                    size: 16, bold: true, colour: Palette.text, alignment: .trailing)
+        drawPlayerTime(media)
         drawFlatButton("Close", in: layout.closeButton, pressed: media.pressedTarget == .close)
         drawFlatButton("−10 s", in: layout.skipBackButton, pressed: media.pressedTarget == .skipBack)
         drawFlatButton(media.isPaused ? "Play" : "Pause", in: layout.playPauseButton, pressed: media.pressedTarget == .playPause)

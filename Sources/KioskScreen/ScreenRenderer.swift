@@ -119,7 +119,7 @@ public final class ScreenRenderer: @unchecked Sendable {
             }
             target.markDirty()
             mediaPicturePath = path
-            if let model = lastModel, model.page == .media { renderLocked(model) }
+            if let model = lastModel, model.page == .media, !presentPlayerPictureOnly(model) { renderLocked(model) }
             return true
         }
     }
@@ -130,6 +130,35 @@ public final class ScreenRenderer: @unchecked Sendable {
             mediaPicture = nil
             mediaPicturePath = nil
         }
+    }
+
+    /// A video's next picture on the player page drawn last: only the picture area and
+    /// what lies over it (the time, the REC badge) are drawn again and copied — the
+    /// buttons and scrubber have not changed, and a whole page drawn and compared at 30
+    /// pictures a second is most of what the player costs beyond decoding and scaling.
+    /// - Returns: false when the page is anything else (the caller draws it whole).
+    private func presentPlayerPictureOnly(_ model: ScreenModel) -> Bool {
+        guard presentedOnce, !blanked, let media = model.media, media.page == .player, media.message == nil,
+              let item = media.currentItem, item.kind.isMovie, mediaPicturePath == item.path else { return false }
+        let start = monotonicNanoseconds()
+        drawPlayerPicture(media)
+        drawPlayerTime(media)
+        var area = media.layout.picture
+        if model.recordingState != .idle {
+            let badge = mediaRecordingBadge(media)
+            drawRecordingBadge(model, in: badge)
+            area = area.union(badge)
+        }
+        area = area.intersection(ScreenRect(x: 0, y: 0, width: size.width, height: size.height))
+        guard !area.isEmpty else { return true }
+        let back = canvas.plane, shown = front.plane
+        PanelCopy.copy(area, from: back, to: framebuffer.plane, mapping: mapping, packer: packer, format: framebuffer.format)
+        for row in area.y..<area.maxY {
+            (shown.base + row * shown.stride + area.x * 4)
+                .copyMemory(from: back.base + row * back.stride + area.x * 4, byteCount: area.width * 4)
+        }
+        statistics.record(damage: [area], nanoseconds: monotonicNanoseconds() - start)
+        return true
     }
 
     @discardableResult

@@ -156,6 +156,24 @@ public final class CameraControls: Sendable {
 
     /// The current value of `name`.
     /// - Throws: `V4L2Error.unsupportedControl` when the camera has no such control.
+    /// Whether the camera has a one-shot autofocus (V4L2_CID_AUTO_FOCUS_START) — the only
+    /// tap-to-focus V4L2 offers: it has no control for a region to focus or meter on.
+    public var hasAutofocusStart: Bool {
+        (try? device.control(id: kc_v4l2_cid_auto_focus_start())) != nil
+    }
+
+    /// Starts one autofocus run (a button control: the value is ignored by drivers).
+    /// - Throws: `V4L2Error.unsupportedControl` when the camera has none, or what
+    ///   VIDIOC_S_CTRL reports (EBUSY while continuous autofocus is on, on some drivers).
+    public func startAutofocus() throws(V4L2Error) {
+        guard hasAutofocusStart else {
+            throw V4L2Error(.unsupportedControl, path: device.path, operation: "start autofocus",
+                            detail: "this camera has no one-shot autofocus (V4L2_CID_AUTO_FOCUS_START)",
+                            hint: "see its controls with `v4l2-ctl -d \(device.path) --list-ctrls`")
+        }
+        try device.setValue(1, ofControl: kc_v4l2_cid_auto_focus_start())
+    }
+
     public func value(_ name: CameraControlName) throws(V4L2Error) -> Int {
         guard try device.control(id: name.controlID) != nil else { throw unsupported(name, nil) }
         return try device.value(ofControl: name.controlID)

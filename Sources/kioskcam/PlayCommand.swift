@@ -13,7 +13,8 @@ struct PlayCommand: ParsableCommand {
         discussion: """
         Plays the sound of a kioskcam recording (.m4a, or the sound of an .mp4), WAV, or any \
         file FFmpeg reads, through an ALSA playback device, showing elapsed / total time and \
-        underruns. Mono and stereo play as recorded; wider sound is folded to stereo. On a \
+        underruns. With --screen the picture plays too, on a framebuffer, drawn as the touch \
+        screen's player draws it (picture and sound in sync on the sound card's clock). Mono and stereo play as recorded; wider sound is folded to stereo. On a \
         terminal, space pauses and resumes, + and - change the volume a tenth at a time and q \
         stops. Ctrl-C stops at once. The device is opened without waiting: a busy or \
         missing device is an error (exit 69), not a hang.
@@ -33,6 +34,10 @@ struct PlayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Volume, 0 (silent) to 1 (as recorded).", valueName: "0…1"))
     var volume = 1.0
 
+    @Option(help: ArgumentHelp("Show the picture too, as the touch screen's player does: /dev/fbN or file:/path (a file-backed framebuffer).",
+                               valueName: "framebuffer"))
+    var screen: String?
+
     @Flag(help: "No progress line.")
     var quiet = false
 
@@ -48,6 +53,10 @@ struct PlayCommand: ParsableCommand {
             }
             try Self.checkReadable(file)
             MediaLibraryLog.setVerbose(verbose)
+            if let screen {
+                try playOnScreen(screen, alsaName: alsaName, from: from)
+                return
+            }
 
             let decoder: AudioFileDecoder
             do throws(MediaError) {
@@ -188,15 +197,17 @@ struct PlayCommand: ParsableCommand {
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM stop the player, for as long as this lives.
-private final class PlaybackStopper: Sendable {
+final class PlaybackStopper: Sendable {
     private let sources: Locked<[DispatchSourceSignal]> = Locked([])
 
-    init(_ player: ALSAPlayer) {
+    convenience init(_ player: ALSAPlayer) { self.init { player.stop() } }
+
+    init(stop: @escaping @Sendable () -> Void) {
         sources.withLock { sources in
             for number in [SIGINT, SIGTERM] {
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { player.stop() }
+                source.setEventHandler { stop() }
                 source.resume()
                 sources.append(source)
             }

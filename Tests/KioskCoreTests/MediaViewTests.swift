@@ -175,6 +175,23 @@ final class MediaBrowserTests: XCTestCase {
                   seconds: kind == .photo ? nil : seconds, bytes: 1_048_576, eventLabel: event)
     }
 
+    func testOpeningOneRecordingDirectlyShowsThePlayerAndClosesToItsDay() {
+        var browser = MediaBrowser(layout: layout)
+        let video = item(.video, "101500", seconds: 12)
+        XCTAssertEqual(browser.open(video, day: "20261124"), [.play(video), .redraw])
+        XCTAssertEqual(browser.page, .player)
+        XCTAssertEqual(browser.currentItem, video)
+        XCTAssertEqual(browser.duration, 12)
+        // The player's buttons work as after a tap on the thumbnail; close goes to its day.
+        XCTAssertEqual(tap(&browser, centre(layout.playPauseButton)), [.togglePause, .redraw])
+        XCTAssertEqual(tap(&browser, centre(layout.closeButton)), [.stopPlayback, .redraw])
+        XCTAssertEqual(browser.page, .day)
+        XCTAssertEqual(browser.day, "20261124")
+        let photo = item(.photo, "101600")
+        XCTAssertEqual(browser.open(photo, day: "20261124"), [.showPhoto(photo), .redraw])
+        XCTAssertEqual(browser.page, .photo)
+    }
+
     func testDaysNewestFirstThenAGridThenThePlayer() {
         var browser = MediaBrowser(layout: layout)
         XCTAssertEqual(browser.open(), [.listDays, .redraw])

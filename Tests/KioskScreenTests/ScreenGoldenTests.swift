@@ -132,6 +132,43 @@ final class ScreenGoldenTests: XCTestCase {
         XCTAssertEqual(framebuffer.logicalRGBA(rotation: .none), quiet, "gone again")
     }
 
+    /// The tap-to-focus square: yellow around the tapped point, kept inside the preview
+    /// near an edge, gone with the mark.
+    func testTheFocusSquareShowsWhereTheTapWas() throws {
+        let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .xrgb8888)
+        let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
+        var model = ScreenModel()
+        model.cameraState = "no camera"
+        renderer.render(model)
+        let quiet = framebuffer.logicalRGBA(rotation: .none)
+        let preview = renderer.layout.preview
+        func yellow(_ rgba: [UInt8], in rect: ScreenRect) -> Int {
+            var found = 0
+            for y in max(0, rect.y)..<min(480, rect.maxY) {
+                for x in max(0, rect.x)..<min(800, rect.maxX) {
+                    let i = (y * 800 + x) * 4
+                    if rgba[i] > 180 && rgba[i + 1] > 160 && rgba[i + 2] < 120 { found += 1 }
+                }
+            }
+            return found
+        }
+        let point = ScreenPoint(x: preview.x + preview.width / 3, y: preview.y + preview.height / 3)
+        model.focusMark = point
+        renderer.render(model)
+        let marked = framebuffer.logicalRGBA(rotation: .none)
+        XCTAssertGreaterThan(yellow(marked, in: ScreenRect(x: point.x - 60, y: point.y - 60, width: 120, height: 120)), 100,
+                             "a yellow outline around the point")
+        XCTAssertEqual(yellow(marked, in: ScreenRect(x: point.x - 5, y: point.y - 5, width: 10, height: 10)), 0, "an outline, not a blob")
+        // At the preview's corner the square stays on the preview.
+        model.focusMark = ScreenPoint(x: preview.x, y: preview.y)
+        renderer.render(model)
+        let corner = framebuffer.logicalRGBA(rotation: .none)
+        XCTAssertGreaterThan(yellow(corner, in: ScreenRect(x: preview.x, y: preview.y, width: 80, height: 80)), 50)
+        model.focusMark = nil
+        renderer.render(model)
+        XCTAssertEqual(framebuffer.logicalRGBA(rotation: .none), quiet, "gone again")
+    }
+
     func testMediaViewGrid() throws {
         try compareAll("media-day") { renderer in renderer.render(ScreenScenes.mediaModel(size: renderer.size, player: false)) }
     }
@@ -162,6 +199,19 @@ final class ScreenGoldenTests: XCTestCase {
                 for x in badge.x..<min(width, badge.x + badge.height) where pixel(x, y)[0] > 180 && pixel(x, y)[1] < 90 { red += 1 }
             }
             XCTAssertGreaterThan(red, 20, "the REC dot")
+            // Each next picture draws only the picture area (and the time and badge over
+            // it): the panel must then hold exactly what a whole page drawn afresh holds.
+            let blue = [UInt8]((0..<(size.width * size.height)).flatMap { _ in [220, 0, 0, 0] as [UInt8] })
+            XCTAssertTrue(blue.withUnsafeBytes { renderer.presentMediaPicture($0, size: size, for: "/none/video/20261124/101500.mp4") })
+            let quick = renderer.framebuffer.logicalRGBA(rotation: renderer.mapping.rotation)
+            XCTAssertNotEqual(quick, rgba, "the new picture is on the panel")
+            renderer.invalidate()
+            renderer.render(model)
+            XCTAssertTrue(quick == renderer.framebuffer.logicalRGBA(rotation: renderer.mapping.rotation),
+                          "the picture alone drawn as the whole page draws it")
+            // Back to green, drawn the quick way: the golden picture must match it too.
+            XCTAssertTrue(green.withUnsafeBytes { renderer.presentMediaPicture($0, size: size, for: "/none/video/20261124/101500.mp4") })
+            XCTAssertTrue(rgba == renderer.framebuffer.logicalRGBA(rotation: renderer.mapping.rotation))
         }
     }
 

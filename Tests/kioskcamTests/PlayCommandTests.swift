@@ -152,4 +152,60 @@ final class PlayCommandTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains(needle), "\(arguments): \(result.stderr)")
         }
     }
+
+    /// `--screen`: the touch screen's player onto a file-backed framebuffer, picture and
+    /// sound; the picture is on the "panel" afterwards (screenshot), a picture-only file
+    /// plays on the clock alone, and what --screen cannot do is a clear error.
+    func testScreenPlaysThePictureOntoAFramebuffer() throws {
+        let folder = TemporaryDirectory()
+        let files = try Self.makeFiles(in: folder)
+        let clip = folder.path + "/clip.mp4"
+        try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=15:duration=2",
+                                         "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=2",
+                                         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", clip])
+        let screen = "file:" + folder.path + "/screen.fb"
+        let started = Date()
+        let played = try kioskcam(["play", clip, "--device", "alsa:null", "--screen", screen])
+        let wall = Date().timeIntervalSince(started)
+        XCTAssertEqual(played.status, 0, played.stderr)
+        XCTAssertGreaterThan(wall, 1.8, "paced by the clock, not decoded as fast as possible")
+        let counts = played.stderr.split(separator: "\n").first { $0.hasPrefix("played ") }
+        let shown = counts.flatMap { line in line.range(of: ": ").map { Int(line[$0.upperBound...].prefix { $0.isNumber }) } } ?? nil
+        XCTAssertGreaterThanOrEqual(shown ?? 0, 20, "of 30 pictures: \(played.stderr)")
+        XCTAssertTrue(played.stderr.contains("on null and \(folder.path)/screen.fb"), played.stderr)
+        XCTAssertTrue(played.stderr.contains("playing 0:0"), "the progress line: \(played.stderr)")
+
+        // The last picture is on the panel: the middle of the picture area is not black.
+        let shot = folder.path + "/shot.png"
+        let taken = try kioskcam(["screenshot", "--framebuffer", screen, "-o", shot])
+        XCTAssertEqual(taken.status, 0, taken.stderr)
+        // The middle of the picture area scaled down to one grey pixel: its mean brightness.
+        let mean = folder.path + "/mean.gray"
+        try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", shot, "-vf", "crop=400:200:200:60,scale=1:1",
+                                         "-f", "rawvideo", "-pix_fmt", "gray", mean])
+        let luma = try XCTUnwrap(FileManager.default.contents(atPath: mean)?.first)
+        XCTAssertGreaterThan(luma, 20, "a picture, not a black screen")
+
+        // Picture only: the clock stands in for the sound card.
+        let silent = try kioskcam(["play", files.silent, "--device", "alsa:null", "--screen", screen, "--quiet"])
+        XCTAssertEqual(silent.status, 0, silent.stderr)
+        XCTAssertTrue(silent.stderr.contains("played 0:00."), silent.stderr)
+
+        for (arguments, needle) in [
+            (["--screen", "auto"], "--screen auto: name the framebuffer"),
+            (["--screen", screen, "--volume", "0.5"], "--volume works for sound only"),
+        ] {
+            let result = try kioskcam(["play", clip, "--device", "alsa:null"] + arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(needle), "\(arguments): \(result.stderr)")
+        }
+        let absent = try kioskcam(["play", clip, "--device", "alsa:null", "--screen", folder.path + "/nothing/fb9"])
+        XCTAssertNotEqual(absent.status, 0)
+        XCTAssertTrue(absent.stderr.contains("nothing/fb9"), absent.stderr)
+        let photo = folder.path + "/still.jpg"
+        try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120", "-frames:v", "1", photo])
+        let still = try kioskcam(["play", photo, "--device", "alsa:null", "--screen", screen])
+        XCTAssertEqual(still.status, 64, still.stderr)
+        XCTAssertTrue(still.stderr.contains("is a photo"), still.stderr)
+    }
 }

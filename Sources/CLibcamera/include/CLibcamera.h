@@ -118,6 +118,11 @@ int klc_camera_scaler_crop_maximum(klc_camera *camera, klc_rectangle *rectangle)
  * queued, and to `klc_camera_start`'s first requests.
  */
 int klc_camera_set_control(klc_camera *camera, const char *name, double value, klc_error *error);
+/**
+ * Sets AfWindows to one rectangle (in ScalerCropMaximum's coordinates) for tap-to-focus:
+ * 0, or -1 with `error` (KLC_UNSUPPORTED) when the camera does not list AfWindows.
+ */
+int klc_camera_set_af_window(klc_camera *camera, klc_rectangle window, klc_error *error);
 /** Sets ScalerCrop (digital zoom): 0, or -1 with `error` when the camera has no ScalerCrop. */
 int klc_camera_set_scaler_crop(klc_camera *camera, klc_rectangle crop, klc_error *error);
 

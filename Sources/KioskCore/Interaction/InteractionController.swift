@@ -91,7 +91,7 @@ public struct InteractionController: Sendable {
     ///     touch's missing release); nil entries are ignored.
     public func nextDeadline(now: MonotonicInstant, devices: [MonotonicInstant?] = []) -> MonotonicInstant {
         var deadline = now.advanced(byNanoseconds: Self.longestSleepNanoseconds)
-        let timers = devices + [screen?.nextDeadline, buttonRetryAt, touchRescanAt, errorShownUntil,
+        let timers = devices + [screen?.nextDeadline, page == .live ? pinch?.singleTapDue : nil, buttonRetryAt, touchRescanAt, errorShownUntil,
                                 page == .live ? nextPreview : nil]
         for case let time? in timers where time < deadline { deadline = time }
         return deadline
@@ -188,12 +188,22 @@ public struct InteractionController: Sendable {
             effects.append(.rescanTouch)
         }
         apply(screen?.tick(now: now), effects: &effects)
+        focusOnSingleTap(now: now, effects: &effects)
         if let until = errorShownUntil, now >= until { errorShownUntil = nil }
         showLED(now: now, effects: &effects)
         if let model = screen?.model, model.page == .live, now >= nextPreview {
             nextPreview = now.advanced(byNanoseconds: previewIntervalNanoseconds)
             effects.append(.refreshPreview(model))
         }
+    }
+
+    /// A single tap on the live picture (its double-tap window passed), not on a button
+    /// drawn over it: focus there, and show the square.
+    private mutating func focusOnSingleTap(now: MonotonicInstant, effects: inout [InteractionEffect]) {
+        guard let point = pinch?.singleTap(at: now), let model = screen?.model, model.page == .live,
+              screen?.layout.target(at: point, on: .live, shown: model.liveTargets) == nil else { return }
+        effects.append(.focus(point))
+        apply(screen?.showFocusMark(at: point, now: now), effects: &effects)
     }
 
     private mutating func press(_ event: ButtonEvent, recorder: RecordingActivity, effects: inout [InteractionEffect]) {

@@ -22,6 +22,9 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
     /// Zoom the camera to this factor (a pinch or a double tap on the preview): the
     /// camera's own zoom where it has one, else the digital zoom; both glide there.
     case setZoom(Double)
+    /// Focus (and meter, where the camera can) on this point of the live preview, in
+    /// logical screen pixels: a single tap on the picture, off the buttons.
+    case focus(ScreenPoint)
     /// Switch the camera's torch on (true) or off (false) (the screen's torch button).
     case setTorch(Bool)
     /// Check these four digits against the PIN store; answer with `.pinChecked`.
@@ -69,6 +72,7 @@ public enum InteractionEffect: Sendable, Equatable, CustomStringConvertible {
         case .takeSnapshot: "takeSnapshot"
         case .toggleBroadcast: "toggleBroadcast"
         case .setZoom(let factor): "setZoom(\(factor))"
+        case .focus(let point): "focus(\(point))"
         case .setTorch(let on): "setTorch(\(on))"
         case .checkPIN: "checkPIN(****)"
         case .draw(let model): "draw(\(model.page.rawValue))"

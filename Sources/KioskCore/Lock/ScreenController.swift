@@ -86,6 +86,8 @@ public struct ScreenStatus: Sendable, Equatable {
 /// nothing else.
 public struct ScreenController: Sendable {
     /// What the renderer draws.
+    /// Until when the focus square shows.
+    private var focusMarkUntil: MonotonicInstant?
     public private(set) var model = ScreenModel()
     public let layout: ScreenLayout
     public let settings: Configuration.Lock
@@ -150,7 +152,8 @@ public struct ScreenController: Sendable {
     public var nextDeadline: MonotonicInstant? {
         switch model.page {
         case .live:
-            return recordCommandDeadline.map { min($0, lockTimer.nextDeadline) } ?? lockTimer.nextDeadline
+            let live = recordCommandDeadline.map { min($0, lockTimer.nextDeadline) } ?? lockTimer.nextDeadline
+            return focusMarkUntil.map { min($0, live) } ?? live
         case .pin:
             let blank = isCheckingPIN ? nil : blankTimer?.nextDeadline
             let countdown = lockedUntil.map(nextCountdownStep)
@@ -174,6 +177,20 @@ public struct ScreenController: Sendable {
         var effects: [ScreenEffect] = []
         advance(to: now, effects: &effects)
         return finish(before, effects)
+    }
+
+    /// How long the focus square shows after a tap on the preview.
+    public static let focusMarkNanoseconds: Int64 = 1_000_000_000
+
+    /// A tap on the live preview asked the camera to focus there: the square shows for
+    /// `focusMarkNanoseconds` (a new tap moves it). Only on the live page.
+    @discardableResult
+    public mutating func showFocusMark(at point: ScreenPoint, now: MonotonicInstant) -> [ScreenEffect] {
+        let before = model
+        guard model.page == .live else { return [] }
+        model.focusMark = point
+        focusMarkUntil = now.advanced(byNanoseconds: Self.focusMarkNanoseconds)
+        return finish(before, [])
     }
 
     /// A touch, in logical screen pixels.
@@ -299,6 +316,10 @@ public struct ScreenController: Sendable {
 
     private mutating func advance(to now: MonotonicInstant, effects: inout [ScreenEffect]) {
         lastInput = max(lastInput, now)
+        if let until = focusMarkUntil, now >= until || model.page != .live {
+            focusMarkUntil = nil
+            model.focusMark = nil
+        }
         if let deadline = recordCommandDeadline, now >= deadline {
             recordCommandDeadline = nil
             model.recordingState = reportedRecordingState

@@ -139,6 +139,19 @@ public struct MediaBrowser: Sendable, Equatable {
         return [.redraw]
     }
 
+    /// Opens the player on one recording directly, as a tap on its thumbnail would (for
+    /// `kioskcam play --screen`, which plays a file named on the command line).
+    /// - Returns: `.play` (or `.showPhoto` for a photo) and a redraw.
+    public mutating func open(_ item: MediaItem, day: String) -> [MediaViewEffect] {
+        self.day = day
+        days = [day]
+        items = [item]
+        firstDay = 0
+        firstItem = 0
+        message = nil
+        return openItem(0)
+    }
+
     /// Where the player is now (its length once known).
     public mutating func playback(position: Double, duration: Double?, paused: Bool) -> [MediaViewEffect] {
         guard page == .player else { return [] }

@@ -94,6 +94,10 @@ public struct ScreenModel: Sendable, Equatable {
     /// "Check your PIN", or the wait after repeated failures.
     public var pinMessage: String?
 
+    /// Where a tap on the preview asked the camera to focus: a small square drawn there
+    /// for `ScreenController.focusMarkNanoseconds`; nil otherwise.
+    public var focusMark: ScreenPoint?
+
     /// The target under a finger right now, drawn pressed.
     public var pressedTarget: ScreenTarget?
 

@@ -1,4 +1,6 @@
-/// Two fingers on the preview change the zoom; a double tap on it goes back to 1×.
+/// Two fingers on the preview change the zoom; a double tap on it goes back to 1×; a
+/// single tap (once the double tap's window has passed without a second) is handed out
+/// by `singleTap(at:)` for tap-to-focus.
 ///
 /// Fed every touch event of every contact (in logical screen pixels), it answers with
 /// the zoom factor to ask for. The factor follows the ratio of the fingers' distance to
@@ -46,6 +48,19 @@ public struct PinchZoomRecognizer: Sendable {
     public mutating func zoomChanged(to factor: Double) {
         guard factor.isFinite else { return }
         zoom = min(max(1, factor), maximum)
+    }
+
+    /// When the single tap waiting out the double tap's window counts; nil when none waits.
+    public var singleTapDue: MonotonicInstant? {
+        lastTap.map { $0.time.advanced(byNanoseconds: Self.doubleTapNanoseconds + 1_000_000) }
+    }
+
+    /// The single tap whose double-tap window has passed by `now`, handed out once: the
+    /// first tap of a double tap never comes out here, nor does a tap that ended a pinch.
+    public mutating func singleTap(at now: MonotonicInstant) -> ScreenPoint? {
+        guard let due = singleTapDue, let last = lastTap, now >= due else { return nil }
+        lastTap = nil
+        return ScreenPoint(x: Int(last.x.rounded()), y: Int(last.y.rounded()))
     }
 
     /// Handles one touch event.
