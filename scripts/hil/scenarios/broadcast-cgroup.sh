@@ -162,6 +162,9 @@ echo 8M >$UNIT/broadcast/memory.max
 out=$("$KIOSKCAM" broadcast-start --config "$CONF" --to library 2>&1)
 victim=$(sed -n 's/.*(pid \([0-9]*\).*/\1/p' <<<"$out")
 hil_log "over the cap: $out"
+# The stop above must have let the daemon reap the first broadcast: a start refused as
+# "already running" here once made the next checks watch a process long gone.
+hil_check "over the cap: broadcast-start right after a stop starts a new broadcast" contains "$out" "broadcast started"
 broadcast_ended() { [[ ! -e /proc/$1 ]] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }
 hil_check "over the cap: the kernel ended the broadcast (pid ${victim:-?})" hil_wait_for 120 broadcast_ended "${victim:-0}"
 oom=$(sed -n 's/^oom_kill //p' $UNIT/broadcast/memory.events)
