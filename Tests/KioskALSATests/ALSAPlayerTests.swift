@@ -133,11 +133,16 @@ final class ALSAPlayerTests: XCTestCase {
 /// length, no gap. Skipped where no Loopback card exists (the host); the HIL capture
 /// scenario runs it in the guest (`modprobe snd-aloop`).
 final class ALSAPlayerLoopbackTests: XCTestCase {
-    func testAToneComesBackWithItsFrequencyLengthAndNoGap() throws {
+    /// Skips where no snd-aloop card exists (the host); the HIL guest loads it.
+    private func requireLoopbackCard() throws {
         let cards = (try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8)) ?? ""
         guard cards.contains("Loopback") else {
             throw XCTSkip("no snd-aloop Loopback card in /proc/asound/cards (runs in the HIL guest)")
         }
+    }
+
+    func testAToneComesBackWithItsFrequencyLengthAndNoGap() throws {
+        try requireLoopbackCard()
         let rate = 48_000
         let format = AudioFormat(sampleRate: rate, channels: 1)
         let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)
@@ -191,10 +196,7 @@ final class ALSAPlayerLoopbackTests: XCTestCase {
     /// 0.3 s it has moved on with the time (it once stood still until the next write, and
     /// the media player's picture followed that stale clock up to 0.4 s late).
     func testPlayedFramesMoveOnWithTheSoundBetweenWrites() throws {
-        let cards = (try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8)) ?? ""
-        guard cards.contains("Loopback") else {
-            throw XCTSkip("no snd-aloop Loopback card in /proc/asound/cards (runs in the HIL guest)")
-        }
+        try requireLoopbackCard()
         let format = AudioFormat(sampleRate: 48_000, channels: 1)
         let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)
         try mic.start(into: RecordingSink(keep: 10))
@@ -218,10 +220,7 @@ final class ALSAPlayerLoopbackTests: XCTestCase {
     /// `restart()` on the same PCM, then 0.75 s of 2 kHz: the 1 kHz tone stops short, the
     /// 2 kHz one comes back whole and without a gap.
     func testRestartCutsTheQueuedSoundAndPlaysTheNextWholeOnTheSameDevice() throws {
-        let cards = (try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8)) ?? ""
-        guard cards.contains("Loopback") else {
-            throw XCTSkip("no snd-aloop Loopback card in /proc/asound/cards (runs in the HIL guest)")
-        }
+        try requireLoopbackCard()
         let rate = 48_000
         let format = AudioFormat(sampleRate: rate, channels: 1)
         let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)

@@ -346,7 +346,7 @@ final class BroadcastCommandTests: XCTestCase {
         let reconnected = try FFprobe.probe(folder.path + "/second.flv")
         XCTAssertEqual(reconnected.video?.codec_name, "h264", "reconnected: \(broadcast.log)")
         XCTAssertGreaterThan(reconnected.video?.frameCount ?? 0, 20, "reconnected: \(broadcast.log)")
-        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") }, broadcast.log)
+        let file = try libraryFile(broadcast)
         let probe = try FFprobe.probe(file)
         // No gap: 30 s at 10 fps in the file however the network fared.
         XCTAssertEqual(probe.format.durationSeconds, 30, accuracy: 1.5)
@@ -424,8 +424,7 @@ final class BroadcastCommandTests: XCTestCase {
         let peak = broadcast.finish(timeout: 90)
         XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
         XCTAssertTrue(broadcast.log.contains("the screen's 1920x1080 is scaled to \(plan.size)"), broadcast.log)
-        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
-                                 broadcast.log)
+        let file = try libraryFile(broadcast)
         let probe = try FFprobe.probe(file)
         XCTAssertEqual(probe.video?.codec_name, "h264")
         XCTAssertEqual(probe.video?.width, plan.size.width)
@@ -440,17 +439,27 @@ final class BroadcastCommandTests: XCTestCase {
         print("1080p screen scaled to \(plan.size): peak anonymous \(peak.anonymous) KiB, VmHWM \(peak.resident) KiB")
     }
 
+    /// A 3 s broadcast that must end well (exit 0).
+    private func finishedBroadcast(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> Broadcast {
+        let broadcast = try Broadcast(arguments + ["--duration", "3s"], stderr: folder.path + "/broadcast.log")
+        _ = broadcast.finish(timeout: 60)
+        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        return broadcast
+    }
+
+    /// The library file a broadcast names in its log (its one line that is a path).
+    private func libraryFile(_ broadcast: Broadcast) throws -> String {
+        try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
+                      broadcast.log)
+    }
+
     /// `--size` picks the size (the panel's shape, smaller); the file is at that size.
     func testSizeOptionPicksTheSentSize() throws {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
-        let broadcast = try Broadcast(["--config", config, "--to", "library", "--size", "400x240", "--duration", "3s"],
-                                      stderr: folder.path + "/broadcast.log")
-        _ = broadcast.finish(timeout: 60)
-        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        let broadcast = try finishedBroadcast(folder, ["--config", config, "--to", "library", "--size", "400x240"])
         XCTAssertTrue(broadcast.log.contains("is scaled to 400x240 (--size)"), broadcast.log)
-        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
-                                 broadcast.log)
+        let file = try libraryFile(broadcast)
         let probe = try FFprobe.probe(file)
         XCTAssertEqual(probe.video?.width, 400)
         XCTAssertEqual(probe.video?.height, 240)
@@ -465,13 +474,9 @@ final class BroadcastCommandTests: XCTestCase {
     func testSizeOptionSetsTheCamerasSize() throws {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
-        let broadcast = try Broadcast(["--config", config, "--source", "camera", "--to", "library", "--size", "256x192", "--duration", "3s"],
-                                      stderr: folder.path + "/broadcast.log")
-        _ = broadcast.finish(timeout: 60)
-        XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
+        let broadcast = try finishedBroadcast(folder, ["--config", config, "--source", "camera", "--to", "library", "--size", "256x192"])
         XCTAssertFalse(broadcast.log.contains("is scaled to"), broadcast.log)
-        let file = try XCTUnwrap(broadcast.log.split(separator: "\n").map(String.init).first { $0.hasPrefix("/") && $0.hasSuffix(".mp4") },
-                                 broadcast.log)
+        let file = try libraryFile(broadcast)
         let probe = try FFprobe.probe(file)
         XCTAssertEqual(probe.video?.width, 256)
         XCTAssertEqual(probe.video?.height, 192)
