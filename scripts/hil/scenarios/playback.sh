@@ -176,9 +176,13 @@ for round in $(seq 1 "$ROUNDS"); do
         "(shown/dropped: ${shown:-?}), ffmpeg $(awk -v t="$theirs" -v h="$TICK" 'BEGIN { printf "%.2f", t / h }') s CPU over ${theirs_ms} ms," \
         "ratio $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 99) }')"
     # The same work: each player in real time (paced by the card), kioskcam showing
-    # (nearly) every picture — ffmpeg never drops, it falls behind instead.
+    # (nearly) every picture — ffmpeg never drops, it falls behind instead (at 30 fps it
+    # took 15-18 s for 6 s). Wall time also holds each process's start-up under TCG
+    # (kioskcam --version alone about 1.5 s, ffmpeg's 0.7 s) and the sound still in the
+    # card at the end (kioskcam drains its last half-second buffers): 3 s over the
+    # recording's length is still real time; falling behind shows as far more.
     read -r shown_count dropped_count <<<"${shown:-0 999}"
-    if ((ours_ms <= LENGTH * 1000 + 1500 && theirs_ms <= LENGTH * 1000 + 1500 && dropped_count * 20 <= shown_count + dropped_count)); then
+    if ((ours_ms <= LENGTH * 1000 + 3000 && theirs_ms <= LENGTH * 1000 + 3000 && dropped_count * 20 <= shown_count + dropped_count)); then
         hil_pass "round $round: the same work (both in real time: ${ours_ms} and ${theirs_ms} ms for $LENGTH s; kioskcam dropped $dropped_count of $((shown_count + dropped_count)))"
     else
         not_same=$((not_same + 1))
