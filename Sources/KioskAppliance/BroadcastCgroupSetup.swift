@@ -38,6 +38,12 @@ public enum BroadcastCgroupSetup {
                                              + " (a read-only /sys/fs/cgroup: ProtectControlGroups=yes, or a container)"))
         }
         if let refusal = layout.refusal(controllers: read(unit + "/cgroup.controllers")) { return .failure(refusal) }
+        let others = BroadcastCgroup.otherProcesses(procs: read(unit + "/cgroup.procs") ?? "", own: getpid())
+        guard others.isEmpty else {
+            let listed = others.prefix(3).map(String.init).joined(separator: ", ") + (others.count > 3 ? ", …" : "")
+            return .failure(.notDelegated(directory: unit, reason: "other processes share it (pid \(listed)): it is the cgroup of "
+                                             + "whatever started the daemon (a shell, a login session), not a unit of its own"))
+        }
         do throws(BroadcastCapRefusal) {
             try makeDirectory(layout.daemonDirectory)
             try write("\(getpid())", to: layout.daemonDirectory + "/cgroup.procs", step: "moving the daemon into \(layout.daemonDirectory)")

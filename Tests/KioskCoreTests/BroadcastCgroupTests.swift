@@ -119,6 +119,15 @@ final class BroadcastCgroupTests: XCTestCase {
         XCTAssertEqual(layout.broadcastDirectory, "/sys/fs/cgroup/system.slice/kioskcam.service/broadcast")
     }
 
+    /// A cgroup shared with other processes (a shell's or login session's scope) is never
+    /// split; the daemon alone, or already in its leaf (an empty list), may be.
+    func testOnlyACgroupOfTheDaemonsOwnIsSplit() {
+        XCTAssertEqual(BroadcastCgroup.otherProcesses(procs: "812\n", own: 812), [])
+        XCTAssertEqual(BroadcastCgroup.otherProcesses(procs: "", own: 812), [])
+        XCTAssertEqual(BroadcastCgroup.otherProcesses(procs: "401\n812\n977\n", own: 812), [401, 977])
+        XCTAssertEqual(BroadcastCgroup.otherProcesses(procs: "junk\n812\n-\n99999999999\n", own: 812), [])
+    }
+
     func testRefusalsSayWhatIsWrongAndTheFix() {
         XCTAssertEqual(BroadcastCgroup.locate(procCgroup: Self.hybridCgroup, mountinfo: Self.hybridMountinfo), .failure(.rootCgroup))
         XCTAssertEqual(BroadcastCgroup.locate(procCgroup: "0::/daemon\n", mountinfo: Self.boardMountinfo), .failure(.rootCgroup))

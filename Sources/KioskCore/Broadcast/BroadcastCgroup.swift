@@ -54,6 +54,14 @@ public struct BroadcastCgroup: Equatable, Sendable {
         return nil
     }
 
+    /// The processes other than the daemon in the unit's own cgroup (its `cgroup.procs`).
+    /// Any at all, and the cgroup is no unit of the daemon's own but, say, the scope of the
+    /// shell or login session it was started from: it is left alone, never split.
+    /// - Returns: The other process ids, in the order listed (junk lines skipped).
+    public static func otherProcesses(procs text: String, own pid: Int32) -> [Int32] {
+        text.split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }.filter { $0 != pid }
+    }
+
     /// Whether `+memory` still has to be written to `cgroup.subtree_control`.
     public static func needsMemoryEnabled(subtreeControl text: String) -> Bool {
         !CgroupFacts.controllers(text).contains("memory")

@@ -206,5 +206,33 @@ stop_daemon $DAEMON read-only
 rmdir $UNIT 2>/dev/null
 hil_check "read-only: the cgroup is empty and removed" test ! -e $UNIT
 
+# --- 3. shared: the cgroup of whatever started the daemon (a shell's scope) --------------
+# Writable and with the memory controller, but other processes live in it: it is no unit
+# of the daemon's own, so it is left as it is.
+UNIT=$CGROUP/session-1.scope
+write_config shared
+CONF=$WORK/shared/kioskcam.toml
+mkdir -p $UNIT
+# shellcheck disable=SC2016  # expanded by the inner sh
+sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 600' sh "$UNIT" &
+NEIGHBOUR=$!
+hil_wait_for 10 grep -qx "$NEIGHBOUR" $UNIT/cgroup.procs
+sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$UNIT" "$KIOSKCAM" run --config "$CONF" >"$WORK/shared/daemon.log" 2>&1 &
+DAEMON=$!
+if hil_wait_for 240 daemon_is_running "$WORK/shared/daemon.log"; then
+    hil_pass "shared: kioskcam run started in /session-1.scope beside another process"
+else
+    hil_fail "shared: kioskcam run started" "$(tail -5 "$WORK/shared/daemon.log")"
+fi
+hil_check "shared: the daemon stayed in its cgroup" test "$(cgroup_of $DAEMON)" = /session-1.scope
+hil_check "shared: nothing was made in the shared cgroup" test ! -e $UNIT/daemon -a ! -e $UNIT/broadcast
+cap=$(status_field "$CONF" broadcast_cap)
+hil_check "shared: status: broadcast cap: ${cap:0:160}…" contains "$cap" "other processes share it (pid $NEIGHBOUR)"
+stop_daemon $DAEMON shared
+kill $NEIGHBOUR 2>/dev/null
+wait $NEIGHBOUR 2>/dev/null
+rmdir $UNIT 2>/dev/null
+hil_check "shared: the cgroup is empty and removed" test ! -e $UNIT
+
 cp -r "$WORK" "$HIL_RESULTS/work" 2>/dev/null
 hil_summary
