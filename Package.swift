@@ -6,11 +6,24 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
     .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
 }
 
+/// The toolchain links with -export-dynamic, which puts all ~23,000 of kioskcam's own
+/// symbols in the dynamic symbol table: 2 MiB that the dynamic linker reads while it
+/// binds the ~160 libraries FFmpeg pulls in (resident in every process, 1.8 MiB of a
+/// broadcast's peak RSS, scripts/bench-broadcast). Nothing looks kioskcam's symbols
+/// up at run time (no dlsym; backtraces read the symbol table). Release builds only,
+/// so the tests link as they always did.
+let releaseLinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release)),
+]
+
 let package = Package(
     name: "kioskcam",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "kioskcam", targets: ["kioskcam"]),
+        /// The screen broadcast alone, for its 50 MB cap (built against the FFmpeg of
+        /// scripts/build-broadcast-ffmpeg when it ships).
+        .executable(name: "kioskcam-broadcast", targets: ["kioskcam-broadcast"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -20,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
+        // FFmpeg: the libraries come from pkg-config alone (no `link` in the module maps), so
+        // PKG_CONFIG_PATH can point kioskcam-broadcast at scripts/build-broadcast-ffmpeg's.
         systemLibrary("CAVUtil", pkgConfig: "libavutil", apt: "libavutil-dev"),
         systemLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
         systemLibrary("CAVFormat", pkgConfig: "libavformat", apt: "libavformat-dev"),
@@ -83,10 +98,17 @@ let package = Package(
             name: "KioskInput",
             dependencies: ["KioskCore", "CEvdev", .product(name: "SystemPackage", package: "swift-system")]
         ),
-        /// The screen: framebuffer (fbdev mmap, or memory/file backed) and cairo drawing.
+        /// The framebuffer (fbdev mmap, or memory/file backed), its pixel layouts, and the
+        /// screen as a video source. No cairo, so that kioskcam-broadcast reads the screen alone.
+        .target(
+            name: "KioskFramebuffer",
+            dependencies: ["KioskCore", "KioskMedia", "CLinuxFB", "CAVUtil", "CSwScale",
+                           .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        /// The screen: cairo drawing on the framebuffer (re-exported).
         .target(
             name: "KioskScreen",
-            dependencies: ["KioskCore", "KioskMedia", "CCairo", "CLinuxFB",
+            dependencies: ["KioskCore", "KioskMedia", "KioskFramebuffer", "CCairo",
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         /// PIN storage: salted PBKDF2-SHA256 hash and throttling state in the state directory.
@@ -107,7 +129,7 @@ let package = Package(
         /// persistent upload queue and its worker thread.
         .target(
             name: "KioskUpload",
-            dependencies: ["KioskCore", "CCurl", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["KioskCore", "KioskRecording", "CCurl", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "Logging", package: "swift-log")]
         ),
         /// The recording pipeline: encoder thread, segments, temp files, salvage.
@@ -119,12 +141,36 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        /// The microphone the configuration names: ALSA, the tone, silence, a WAV file.
+        .target(
+            name: "KioskMicrophones",
+            dependencies: ["KioskCore", "KioskSources", "KioskALSA", .product(name: "Logging", package: "swift-log")]
+        ),
+        /// What both programs' command lines share: common options, errors as one line and
+        /// an exit status, the log format, the version.
+        .target(
+            name: "KioskCLI",
+            dependencies: ["KioskCore", "KioskRecording", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        /// The broadcast: the screen (or a camera it is handed) and the microphone, one encode,
+        /// to the library and live destinations under the memory plan; the capped cgroup.
+        .target(
+            name: "KioskBroadcast",
+            dependencies: [
+                "KioskCore", "KioskMedia", "KioskRecording", "KioskSources", "KioskFramebuffer", "KioskMicrophones", "KioskControl", "KioskCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         /// The appliance: every part as a service (swift-service-lifecycle), one daemon.
         .target(
             name: "KioskAppliance",
             dependencies: [
                 "KioskCore", "KioskWakeUp", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskLibcamera",
                 "KioskALSA", "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskMQTT", "KioskUpload", "CSystemd",
+                "KioskMicrophones", "KioskBroadcast",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -135,16 +181,16 @@ let package = Package(
             dependencies: [
                 "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskLibcamera", "KioskALSA", "KioskWakeUp",
                 "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskAppliance", "KioskUpload",
+                "KioskCLI", "KioskBroadcast", "KioskMicrophones",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // The toolchain links with -export-dynamic, which puts all ~23,000 of kioskcam's own
-            // symbols in the dynamic symbol table: 2 MiB that the dynamic linker reads while it
-            // binds the ~160 libraries FFmpeg pulls in (resident in every process, 1.8 MiB of a
-            // broadcast's peak RSS, scripts/bench-broadcast). Nothing looks kioskcam's symbols
-            // up at run time (no dlsym; backtraces read the symbol table). Release builds only,
-            // so the tests link as they always did.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))]
+            linkerSettings: releaseLinkerSettings
+        ),
+        .executableTarget(
+            name: "kioskcam-broadcast",
+            dependencies: ["KioskBroadcast", "KioskCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            linkerSettings: releaseLinkerSettings
         ),
 
         /// Fuzz targets, one per parser of outside data (README, "Fuzzing"). Built by
@@ -179,14 +225,14 @@ let package = Package(
         .testTarget(name: "KioskGPIOTests", dependencies: ["KioskGPIO", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport"]),
         /// Golden PNGs are read from the source tree (#filePath), not bundled.
-        .testTarget(name: "KioskScreenTests", dependencies: ["KioskScreen", "KioskMedia", "KioskCore", "KioskTestSupport"],
+        .testTarget(name: "KioskScreenTests", dependencies: ["KioskScreen", "KioskFramebuffer", "KioskMedia", "KioskCore", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskPINTests", dependencies: ["KioskPIN", "KioskCore", "KioskTestSupport"]),
         /// Against a real S3 server: moto (scripts/install-deps --test), started by the tests,
         /// and Servers/sigv4_server.py, which checks every signature by AWS's documented steps.
         .testTarget(
             name: "KioskUploadTests",
-            dependencies: ["KioskUpload", "KioskCore", "KioskTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["KioskUpload", "KioskCore", "KioskRecording", "KioskTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "Logging", package: "swift-log")],
             exclude: ["Servers"]
         ),

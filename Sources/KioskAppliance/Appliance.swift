@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskMicrophones
 import KioskRecording
 import KioskSources
 import KioskALSA
@@ -108,7 +109,12 @@ public final class Appliance: Sendable {
     public convenience init(configuration: Configuration, version: String, deviceID: String?, logger: Logger) throws {
         let reopened = CameraReopenHook()
         let camera = try SourceFactory.camera(configuration, realtime: true, logger: logger, reopened: reopened)
-        let microphone = try SourceFactory.microphone(configuration, realtime: true, logger: logger)
+        let microphone: AudioSource?
+        do throws(MicrophoneError) {
+            microphone = try MicrophoneChoice.open(configuration, realtime: true, logger: logger)
+        } catch {
+            throw ApplianceError(error.description)
+        }
         try self.init(configuration: configuration, camera: camera, microphone: microphone, version: version,
                       deviceID: deviceID, logger: logger)
         let adjuster = cameraAdjuster
@@ -127,7 +133,7 @@ public final class Appliance: Sendable {
         if usingBuiltInSources {
             logger.notice("no camera or no microphone found: running on the built-in \(camera is TestPatternCamera ? "test-pattern camera" : camera.name) and \(microphone.map { $0 is ToneMicrophone ? "tone microphone" : $0.name } ?? "no microphone")")
         }
-        var settings = SourceFactory.recorderSettings(configuration, video: camera.format, audio: microphone?.format, version: version)
+        var settings = RecorderSettings(configuration, video: camera.format, audio: microphone?.format, version: version)
         if let deviceID { settings.metadata["device_id"] = deviceID }
         let current = currentConfiguration
         storage = StorageGuard(configuration: { current.withLock { $0 } }, logger: logger)

@@ -1,5 +1,6 @@
 import Foundation
 import KioskControl
+import KioskBroadcast
 import KioskCore
 import KioskPIN
 import Logging
@@ -71,7 +72,7 @@ public final class ApplianceDaemon: Sendable {
         runner = ApplianceRunner(appliance: appliance, reloadConfiguration: reloadConfiguration, logger: logger)
 
         // Before any child process and before READY=1: the daemon may move itself into a leaf.
-        let broadcast = BroadcastLink(command: broadcastCommand ?? [BroadcastLink.thisProgram, "broadcast"], stateDirectory: stateDirectory,
+        let broadcast = BroadcastLink(command: broadcastCommand ?? BroadcastProgram.command(), stateDirectory: stateDirectory,
                                       cap: BroadcastCgroupSetup.prepare(logger: logger), logger: logger)
         self.broadcast = broadcast
         var interaction: InteractionLoop?

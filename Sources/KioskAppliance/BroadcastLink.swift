@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KioskBroadcast
 import KioskCore
 import KioskMedia
 import Logging
@@ -27,11 +28,6 @@ public final class BroadcastLink: Sendable {
         var lastPublished: BroadcastStatus.State?
     }
     private let state = Locked(State())
-
-    /// The running program's path (`/proc/self/exe`): the broadcast is this same binary.
-    public static var thisProgram: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    }
 
     /// - Parameters:
     ///   - command: How to run `kioskcam broadcast` with the daemon's configuration.

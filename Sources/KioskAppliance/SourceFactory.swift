@@ -58,38 +58,6 @@ public enum SourceFactory {
         }
     }
 
-    public static func microphone(_ configuration: Configuration, realtime: Bool, logger: Logger) throws -> AudioSource? {
-        let mic = configuration.microphone
-        let format = AudioFormat(sampleRate: mic.sampleRate, channels: mic.channels)
-        switch mic.source {
-        case .alsa(let device):
-            return try openALSA(device, format: format, logger: logger)
-        case .automatic:
-            if !ALSADevices.captureDevices().isEmpty {
-                return try openALSA("default", format: format, logger: logger)
-            }
-            logger.notice("microphone: no sound card found; using the built-in tone, \(Int(mic.toneFrequency)) Hz, \(format)")
-            return ToneMicrophone(format: format, frequency: mic.toneFrequency)
-        case .none:
-            logger.info("microphone: none (recording without sound)")
-            return nil
-        case .tone:
-            logger.notice("microphone: built-in tone, \(Int(mic.toneFrequency)) Hz, \(format) (as configured)")
-            return ToneMicrophone(format: format, frequency: mic.toneFrequency)
-        case .silence:
-            logger.notice("microphone: built-in silence, \(format) (as configured)")
-            return ToneMicrophone(format: format, frequency: nil)
-        case .wavFile(let path):
-            do {
-                let source = try WAVFileMicrophone(path: path, realtime: realtime)
-                logger.info("microphone: \(path), \(source.format)")
-                return source
-            } catch {
-                throw ApplianceError(error.description)
-            }
-        }
-    }
-
     /// Opens a V4L2 camera, applies the configured controls, and puts it under a
     /// supervisor that reopens it after an unplug.
     private static func openV4L2(_ path: String, _ configuration: Configuration, logger: Logger,
@@ -155,17 +123,6 @@ public enum SourceFactory {
         }
     }
 
-    private static func openALSA(_ device: String, format: AudioFormat, logger: Logger) throws -> AudioSource {
-        do {
-            let microphone = try ALSAMicrophone(device: device, format: format)
-            microphone.onDiagnostic = { [logger] message in logger.warning("microphone \(device): \(message)") }
-            logger.info("microphone: ALSA \(device), \(microphone.format), \(microphone.periodFrames)-frame periods")
-            return microphone
-        } catch {
-            throw ApplianceError(error.description)
-        }
-    }
-
     /// The live stream `[stream] url` asks for (nil when none), sized so that about two
     /// seconds may wait for the network before whole GOPs are dropped.
     /// - Parameter replay: A file replayed as fast as it reads: not live, so the queue
@@ -178,25 +135,4 @@ public enum SourceFactory {
         return StreamOutput(url: configuration.stream.url, queueBytes: max(bitrate / 8 * (replay ? 30 : 2), 256 * 1024),
                             audio: configuration.stream.audio && withSound, clock: SystemClock(), logger: logger)
     }
-
-    public static func recorderSettings(_ configuration: Configuration, video: VideoFormat?, audio: AudioFormat?,
-                                        version: String) -> RecorderSettings {
-        let encoder = configuration.encoder
-        return RecorderSettings(
-            layout: LibraryLayout(root: configuration.storage.mediaRoot),
-            video: video.map {
-                var settings = VideoTrackSettings(input: $0, codecName: encoder.videoCodec, bitrate: encoder.videoBitrate,
-                                                  keyframeInterval: encoder.keyframeInterval, preset: encoder.preset,
-                                                  tune: encoder.tune == "none" ? "" : encoder.tune, threads: encoder.threads)
-                settings.orientation = configuration.camera.orientation
-                return settings
-            },
-            audio: audio.map { AudioTrackSettings(input: $0, bitrate: encoder.audioBitrate) },
-            segmentPolicy: configuration.segmentPolicy,
-            syncInterval: configuration.storage.syncIntervalSeconds,
-            jpegQuality: configuration.snapshot.jpegQuality,
-            metadata: ["encoder": "kioskcam \(version)"]
-        )
-    }
 }
-

@@ -1,3 +1,4 @@
+import KioskCore
 import CCurl
 import Glibc
 

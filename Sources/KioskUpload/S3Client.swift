@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Glibc
 import KioskCore
+import KioskRecording
 
 /// Thin Swift over libcurl for the three S3 requests kioskcam makes: PUT an object
 /// (streamed from its file), PUT a bucket (tests, first set-up) and GET an object
@@ -310,10 +311,5 @@ enum FileDigest {
         return (Array(hasher.finalize()), total)
     }
 
-    static func failure(_ operation: String, _ path: String) -> UploadError {
-        let code = errno
-        let reason = String(cString: strerror(code))
-        let hint = code == ENOENT ? "it was deleted before its upload" : "check its permissions"
-        return UploadError(.file, "cannot \(operation) \(path): \(reason) (\(hint))")
-    }
+    static func failure(_ operation: String, _ path: String) -> UploadError { UploadError.fileFailure(operation, path) }
 }

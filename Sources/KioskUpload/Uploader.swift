@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KioskCore
+import KioskRecording
 import Logging
 
 /// Owns the upload queue and the thread that works through it: every finished library

@@ -1,5 +1,6 @@
 import ArgumentParser
 import KioskControl
+import KioskCLI
 import KioskCore
 
 /// `kioskcam camera set|get`: the running daemon's camera settings.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KioskControl
+import KioskCLI
 import KioskCore
 
 /// `kioskcam clip FILE --from TIME --to TIME`: the running daemon cuts a clip of a

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KioskAppliance
+import KioskCLI
 import KioskCore
 import KioskUpload
 

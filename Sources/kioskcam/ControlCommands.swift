@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KioskControl
+import KioskCLI
 import KioskCore
 
 /// The commands that talk to the running daemon over the control socket.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KioskCLI
 import KioskCore
 import KioskGPIO
 import KioskInput

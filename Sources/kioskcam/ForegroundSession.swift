@@ -1,6 +1,8 @@
 import Foundation
 import KioskAppliance
+import KioskCLI
 import KioskCore
+import KioskMicrophones
 import KioskRecording
 import KioskSources
 import Logging
@@ -24,13 +26,13 @@ struct ForegroundSession {
         self.realtime = realtime
         self.logger = logger
         camera = audioOnly ? nil : try SourceFactory.camera(configuration, realtime: realtime, logger: logger)
-        microphone = needsMicrophone ? try SourceFactory.microphone(configuration, realtime: realtime, logger: logger) : nil
+        microphone = needsMicrophone ? try MicrophoneChoice.open(configuration, realtime: realtime, logger: logger) : nil
         fileReplay = (camera is RawFileCamera || microphone is WAVFileMicrophone) && !realtime
         storage = StorageGuard(configuration: { configuration }, logger: logger)
     }
 
     private func makeRecorder(_ log: SessionLog) -> Recorder {
-        var settings = SourceFactory.recorderSettings(configuration, video: camera?.format, audio: microphone?.format,
+        var settings = RecorderSettings(configuration, video: camera?.format, audio: microphone?.format,
                                                     version: KioskCam.version)
         settings.storageCheck = storage.check
         return Recorder(settings: settings, clock: SystemClock(), logger: logger,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KioskCLI
 import KioskCore
 import KioskMedia
 
@@ -6,7 +7,7 @@ import KioskMedia
 /// only the command line and the wiring; the work is done in the library modules.
 @main
 struct KioskCam: AsyncParsableCommand {
-    static let version = "0.1.0"
+    static let version = KioskCamVersion.version
 
     static let configuration = CommandConfiguration(
         commandName: "kioskcam",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import KioskAppliance
+import KioskCLI
 import KioskCore
 import KioskMedia
 import Logging

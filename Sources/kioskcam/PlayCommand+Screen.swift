@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KioskAppliance
+import KioskCLI
 import KioskCore
 import KioskMedia
 import KioskScreen

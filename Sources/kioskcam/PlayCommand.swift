@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import KioskALSA
+import KioskCLI
 import KioskCore
 import KioskMedia
 

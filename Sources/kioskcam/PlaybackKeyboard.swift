@@ -1,5 +1,6 @@
 import Glibc
 import KioskALSA
+import KioskCLI
 import KioskCore
 import KioskWakeUp
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KioskALSA
+import KioskCLI
 import KioskCore
 import KioskLibcamera
 import KioskV4L2

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import KioskAppliance
+import KioskBroadcast
+import KioskCLI
 import KioskCore
 import KioskMedia
 
@@ -39,7 +41,7 @@ struct Run: AsyncParsableCommand {
             }
             let common = common
             // The broadcast the daemon starts reads the same configuration file.
-            let broadcast = [BroadcastLink.thisProgram, "broadcast"] + (common.config.map { ["--config", $0] } ?? [])
+            let broadcast = BroadcastProgram.command() + (common.config.map { ["--config", $0] } ?? [])
                 + (common.root.map { ["--root", $0] } ?? [])
             // Opening devices and salvaging what a crash left block: not on the concurrency pool.
             let daemon = try await onBackgroundThread("kioskcam.start") {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import KioskCLI
 import KioskCore
 import KioskRecording
 

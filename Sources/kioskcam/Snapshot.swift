@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KioskControl
+import KioskCLI
 import KioskCore
 import KioskMedia
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KioskCLI
 import KioskCore
 
 /// `kioskcam upload status|now`: the running daemon's offsite copies.

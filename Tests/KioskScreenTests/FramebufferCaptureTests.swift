@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+@testable import KioskFramebuffer
 @testable import KioskScreen
 import XCTest
 

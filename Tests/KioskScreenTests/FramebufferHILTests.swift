@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import KioskCore
+@testable import KioskFramebuffer
 @testable import KioskScreen
 import KioskTestSupport
 import XCTest

@@ -1,4 +1,5 @@
 import KioskCore
+@testable import KioskFramebuffer
 @testable import KioskScreen
 import XCTest
 

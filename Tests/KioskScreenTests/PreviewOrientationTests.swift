@@ -1,5 +1,6 @@
 import KioskCore
 import KioskMedia
+@testable import KioskFramebuffer
 @testable import KioskScreen
 import XCTest
 

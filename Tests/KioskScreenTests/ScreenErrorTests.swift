@@ -1,6 +1,7 @@
 import KioskCore
 import SystemPackage
 import XCTest
+@testable import KioskFramebuffer
 @testable import KioskScreen
 
 /// The screen's classification of the kernel's answers, in the one error shape (`DeviceError`).

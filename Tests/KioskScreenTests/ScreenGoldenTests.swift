@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskMedia
+@testable import KioskFramebuffer
 @testable import KioskScreen
 import KioskTestSupport
 import XCTest

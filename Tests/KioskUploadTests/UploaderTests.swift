@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Glibc
 import KioskCore
+import KioskRecording
 import KioskTestSupport
 import KioskUpload
 import Logging

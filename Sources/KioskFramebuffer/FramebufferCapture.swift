@@ -82,7 +82,7 @@ public final class FramebufferCapture: VideoSource, Sendable {
 
     /// The camera pixel format whose bytes are the framebuffer's pixels as they lie in
     /// memory (little-endian words), or nil.
-    static func pixelFormat(of format: FramebufferPixelFormat) -> PixelFormat? {
+    package static func pixelFormat(of format: FramebufferPixelFormat) -> PixelFormat? {
         switch format {
         case .xrgb8888: .xbgr32   // bytes B, G, R, X
         case .xbgr8888: .rgbx32   // bytes R, G, B, X

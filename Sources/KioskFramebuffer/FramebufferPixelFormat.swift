@@ -72,7 +72,7 @@ public struct FramebufferPixelFormat: Sendable, Equatable, Hashable, CustomStrin
 
     /// Whether pixels are the same 32-bit words cairo's RGB24 surface holds
     /// (0x00RRGGBB), so rows copy with `memcpy`.
-    var matchesCairo: Bool {
+    package var matchesCairo: Bool {
         bitsPerPixel == 32 && red == Channel(offset: 16, length: 8) && green == Channel(offset: 8, length: 8)
             && blue == Channel(offset: 0, length: 8)
     }
@@ -80,14 +80,14 @@ public struct FramebufferPixelFormat: Sendable, Equatable, Hashable, CustomStrin
 
 /// Packs cairo's 0x00RRGGBB pixels into a framebuffer's layout and back. Built once
 /// per framebuffer; the shifts are plain integers so the copy loop stays tight.
-struct PixelPacker: Sendable {
-    let bytesPerPixel: Int
+package struct PixelPacker: Sendable {
+    package let bytesPerPixel: Int
     private let redShift: UInt32, greenShift: UInt32, blueShift: UInt32
     private let redDrop: UInt32, greenDrop: UInt32, blueDrop: UInt32
     private let redLength: UInt32, greenLength: UInt32, blueLength: UInt32
     private let opaque: UInt32
 
-    init(_ format: FramebufferPixelFormat) {
+    package init(_ format: FramebufferPixelFormat) {
         bytesPerPixel = format.bytesPerPixel
         redShift = UInt32(format.red.offset); greenShift = UInt32(format.green.offset); blueShift = UInt32(format.blue.offset)
         redLength = UInt32(format.red.length); greenLength = UInt32(format.green.length); blueLength = UInt32(format.blue.length)
@@ -97,7 +97,7 @@ struct PixelPacker: Sendable {
 
     /// One cairo pixel (0x??RRGGBB) in the framebuffer's layout.
     @inline(__always)
-    func pack(_ xrgb: UInt32) -> UInt32 {
+    package func pack(_ xrgb: UInt32) -> UInt32 {
         let r = (xrgb >> 16) & 0xFF, g = (xrgb >> 8) & 0xFF, b = xrgb & 0xFF
         return (r >> redDrop) << redShift | (g >> greenDrop) << greenShift | (b >> blueDrop) << blueShift | opaque
     }
@@ -105,7 +105,7 @@ struct PixelPacker: Sendable {
     /// One framebuffer pixel as 0xFFRRGGBB, each channel widened back to 8 bits by
     /// repeating its top bits (so 5-bit 31 becomes 255, not 248).
     @inline(__always)
-    func unpack(_ pixel: UInt32) -> UInt32 {
+    package func unpack(_ pixel: UInt32) -> UInt32 {
         func widen(_ value: UInt32, _ length: UInt32) -> UInt32 {
             var result = value << (8 - length)
             var filled = length

@@ -18,7 +18,7 @@ public struct UploadQueueStore: Sendable {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return (UploadQueue(), 0) }
-            throw FileDigest.failure("open", path)
+            throw UploadError.fileFailure("open", path)
         }
         defer { close(fd) }
         var bytes: [UInt8] = []
@@ -29,7 +29,7 @@ public struct UploadQueueStore: Sendable {
             let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if got < 0 {
                 if errno == EINTR { continue }
-                throw FileDigest.failure("read", path)
+                throw UploadError.fileFailure("read", path)
             }
             if got == 0 { break }
             bytes.append(contentsOf: buffer[..<got])
@@ -84,5 +84,15 @@ public struct UploadQueueStore: Sendable {
     private func saveFailure(_ operation: String, _ file: String) -> UploadError {
         UploadError(.file, "cannot \(operation) the upload queue \(file): \(String(cString: strerror(errno))); "
                     + "check that [control] state_directory exists, is writable and its disk is not full (the queue is kept in memory meanwhile)")
+    }
+}
+
+extension UploadError {
+    /// A file that could not be opened or read (errno now), with the likely fix.
+    public static func fileFailure(_ operation: String, _ path: String) -> UploadError {
+        let code = errno
+        let reason = String(cString: strerror(code))
+        let hint = code == ENOENT ? "it was deleted before its upload" : "check its permissions"
+        return UploadError(.file, "cannot \(operation) \(path): \(reason) (\(hint))")
     }
 }

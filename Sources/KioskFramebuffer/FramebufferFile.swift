@@ -14,17 +14,17 @@ import KioskCore
 /// 44 blue offset, length  52 alpha offset, length
 /// 60 (end)
 /// ```
-struct FramebufferFileHeader: Equatable {
-    static let magic = Array("KIOSKFB1".utf8)
-    static let encodedLength = 60
-    static let pageSize = 4096
+package struct FramebufferFileHeader: Equatable {
+    package static let magic = Array("KIOSKFB1".utf8)
+    package static let encodedLength = 60
+    package static let pageSize = 4096
 
-    let size: ScreenSize
-    let stride: Int
-    let format: FramebufferPixelFormat
-    let pixelOffset: Int
+    package let size: ScreenSize
+    package let stride: Int
+    package let format: FramebufferPixelFormat
+    package let pixelOffset: Int
 
-    init(size: ScreenSize, format: FramebufferPixelFormat) {
+    package init(size: ScreenSize, format: FramebufferPixelFormat) {
         self.size = size
         self.format = format
         // Rows padded to 16 bytes, as many display controllers do.
@@ -32,9 +32,9 @@ struct FramebufferFileHeader: Equatable {
         pixelOffset = Self.pageSize
     }
 
-    var fileLength: Int { pixelOffset + stride * size.height }
+    package var fileLength: Int { pixelOffset + stride * size.height }
 
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var bytes = Self.magic
         let fields = [pixelOffset, size.width, size.height, stride, format.bitsPerPixel,
                       format.red.offset, format.red.length, format.green.offset, format.green.length,
@@ -49,7 +49,7 @@ struct FramebufferFileHeader: Equatable {
 
     /// Parses and checks a header.
     /// - Returns: nil when the magic is wrong or the numbers do not make a picture.
-    init?(decoding bytes: [UInt8]) {
+    package init?(decoding bytes: [UInt8]) {
         guard bytes.count >= Self.encodedLength, Array(bytes[0..<8]) == Self.magic else { return nil }
         func field(_ index: Int) -> Int {
             let o = 8 + index * 4

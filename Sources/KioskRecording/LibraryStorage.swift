@@ -1,7 +1,5 @@
 import Foundation
 import KioskCore
-import KioskRecording
-import KioskUpload
 import Logging
 
 /// The library's upkeep: the purger for a configuration, and a purge now (retention and

@@ -4,19 +4,21 @@ import KioskCore
 import Logging
 
 /// Options every subcommand shares.
-struct CommonOptions: ParsableArguments {
+public struct CommonOptions: ParsableArguments, Sendable {
+    public init() {}
+
     @Option(name: .long, help: ArgumentHelp("Configuration file.", valueName: "file"))
-    var config: String?
+    public var config: String?
 
     @Option(name: .long, help: ArgumentHelp("Media library root (overrides storage.media_root).", valueName: "dir"))
-    var root: String?
+    public var root: String?
 
     @Flag(name: .shortAndLong, help: "Log debug detail, including FFmpeg's own messages.")
-    var verbose = false
+    public var verbose = false
 
     /// Loads the configuration: the file (if any), then `--root`.
     /// - Throws: `CLIError` naming the file, line, key and what is allowed.
-    func loadConfiguration() throws -> Configuration {
+    public func loadConfiguration() throws -> Configuration {
         var configuration: Configuration
         let path = config ?? Configuration.defaultPath
         if FileManager.default.fileExists(atPath: path) {
@@ -40,7 +42,7 @@ struct CommonOptions: ParsableArguments {
         return configuration
     }
 
-    func makeLogger(_ configuration: Configuration, label: String = "kioskcam") -> Logger {
+    public func makeLogger(_ configuration: Configuration, label: String = "kioskcam") -> Logger {
         let level: Logger.Level = verbose ? .debug : Logger.Level(rawValue: configuration.logging.level.rawValue) ?? .info
         LoggingSystem.bootstrapOnce(level: level)
         var logger = Logger(label: label)
@@ -51,7 +53,7 @@ struct CommonOptions: ParsableArguments {
 
 extension Configuration {
     /// `set` with errors turned into the CLI's usage error.
-    mutating func override(_ key: String, _ value: TOMLValue, origin: String) throws {
+    public mutating func override(_ key: String, _ value: TOMLValue, origin: String) throws {
         do {
             try set(key, value, origin: origin)
         } catch {
@@ -61,23 +63,23 @@ extension Configuration {
 }
 
 /// A failure to show the user as one clear line, with an exit status.
-struct CLIError: Error, CustomStringConvertible {
-    var message: String
-    var exitCode: Int32
+public struct CLIError: Error, CustomStringConvertible {
+    public var message: String
+    public var exitCode: Int32
 
-    init(_ message: String, exitCode: Int32 = 1) {
+    public init(_ message: String, exitCode: Int32 = 1) {
         self.message = message
         self.exitCode = exitCode
     }
 
-    var description: String { message }
+    public var description: String { message }
 }
 
 extension LoggingSystem {
     private static let bootstrapped = Locked(false)
 
     /// Sends logs to stderr, once per process.
-    static func bootstrapOnce(level: Logger.Level) {
+    public static func bootstrapOnce(level: Logger.Level) {
         guard bootstrapped.withLock({ claimed in defer { claimed = true }; return !claimed }) else { return }
         bootstrap { label in
             var handler = LogLineHandler(label: label)
@@ -88,7 +90,7 @@ extension LoggingSystem {
 }
 
 /// Runs `body`, printing a `CLIError` (or any error) as one line and exiting with its status.
-func runReportingErrors(_ body: () throws -> Void) throws {
+public func runReportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch {
@@ -111,7 +113,7 @@ private func reported(_ error: Error) -> ExitCode {
 }
 
 /// `runReportingErrors` for async commands (the daemon).
-func runReportingErrorsAsync(_ body: () async throws -> Void) async throws {
+public func runReportingErrorsAsync(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch {

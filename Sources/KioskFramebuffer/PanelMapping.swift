@@ -51,7 +51,7 @@ public struct PanelMapping: Sendable, Equatable {
 
     /// Walking along a panel row from left to right, how far to step in the logical
     /// picture, in (x, y) logical pixels.
-    var logicalStepAlongPanelRow: (dx: Int, dy: Int) {
+    package var logicalStepAlongPanelRow: (dx: Int, dy: Int) {
         switch rotation {
         case .none: (1, 0)
         case .quarter: (0, -1)
@@ -62,18 +62,24 @@ public struct PanelMapping: Sendable, Equatable {
 }
 
 /// A picture in memory: base address, size and bytes per row. Not an owner.
-struct PixelPlane {
-    let base: UnsafeMutableRawPointer
-    let size: ScreenSize
-    let stride: Int
+package struct PixelPlane {
+    package let base: UnsafeMutableRawPointer
+    package let size: ScreenSize
+    package let stride: Int
+
+    package init(base: UnsafeMutableRawPointer, size: ScreenSize, stride: Int) {
+        self.base = base
+        self.size = size
+        self.stride = stride
+    }
 }
 
-enum PanelCopy {
+package enum PanelCopy {
     /// Copies logical rectangle `rect` of `source` (cairo RGB24, 0x00RRGGBB words) onto
     /// the panel `destination` in its pixel layout, turned by `mapping`. Only the bytes
     /// of the rectangle are written: row padding (`line_length` beyond the visible
     /// width) and everything outside stay untouched.
-    static func copy(_ rect: ScreenRect, from source: PixelPlane, to destination: PixelPlane,
+    package static func copy(_ rect: ScreenRect, from source: PixelPlane, to destination: PixelPlane,
                      mapping: PanelMapping, packer: PixelPacker, format: FramebufferPixelFormat) {
         let logical = rect.intersection(ScreenRect(x: 0, y: 0, width: mapping.logicalSize.width, height: mapping.logicalSize.height))
         guard !logical.isEmpty else { return }
@@ -144,7 +150,7 @@ enum PanelCopy {
 
     /// The layouts with a hand-written loop; everything else goes through `PixelPacker`.
     /// 32-bit layouts with alpha in the top byte write it as 0xFF (opaque, for drivers that read it).
-    enum FastLayout {
+    package enum FastLayout {
         case rgb565, bgr565, xrgb8888, xbgr8888, other
 
         init(_ format: FramebufferPixelFormat) {
@@ -165,7 +171,7 @@ enum PanelCopy {
 
     /// Reads the whole panel back as the logical picture, RGBA bytes (the order
     /// `PNGEncoder` takes), undoing `mapping`'s turn.
-    static func readLogicalRGBA(from panel: PixelPlane, mapping: PanelMapping, packer: PixelPacker) -> [UInt8] {
+    package static func readLogicalRGBA(from panel: PixelPlane, mapping: PanelMapping, packer: PixelPacker) -> [UInt8] {
         let size = mapping.logicalSize
         let bpp = packer.bytesPerPixel
         // 16-bit pixels go through a table of all 65536 values, each already as the
@@ -213,7 +219,7 @@ enum PanelCopy {
 
     /// 0xAARRGGBB as the bytes R, G, B, A in memory (little-endian).
     @inline(__always)
-    static func rgbaWord(_ argb: UInt32) -> UInt32 {
+    package static func rgbaWord(_ argb: UInt32) -> UInt32 {
         (argb &>> 16) & 0xFF | (argb & 0xFF00) | (argb & 0xFF) &<< 16 | 0xFF00_0000
     }
 }

@@ -5,7 +5,9 @@ import KioskRecording
 import Logging
 
 /// Collects what the recorder reports, for the foreground commands' main loop.
-final class SessionLog: Sendable {
+public final class SessionLog: Sendable {
+    public init() {}
+
     private struct Entries {
         var files: [String] = []
         var failures: [String] = []
@@ -13,7 +15,7 @@ final class SessionLog: Sendable {
     }
     private let entries = Locked(Entries())
 
-    func record(_ event: RecorderEvent) {
+    public func record(_ event: RecorderEvent) {
         entries.withLock { entries in
             switch event {
             case .fileFinished(let path, _, _): entries.files.append(path)
@@ -24,21 +26,21 @@ final class SessionLog: Sendable {
         }
     }
 
-    var finishedFiles: [String] { entries.withLock { $0.files } }
-    var failureMessages: [String] { entries.withLock { $0.failures } }
+    public var finishedFiles: [String] { entries.withLock { $0.files } }
+    public var failureMessages: [String] { entries.withLock { $0.failures } }
     /// How `source` ended, if it ran out (file) or broke.
-    func end(of source: String) -> SourceEnd? {
+    public func end(of source: String) -> SourceEnd? {
         entries.withLock { $0.endedSources.first { $0.0 == source && $0.1 != .stopped }?.1 }
     }
 }
 
 /// SIGINT/SIGTERM as a flag the main loop polls, so Ctrl-C finishes the file.
-final class StopSignal: Sendable {
+public final class StopSignal: Sendable {
     private let raised = Locked<Int32?>(nil)
     /// Kept so that the handlers stay installed while the flag lives.
     private let sources = Locked<[DispatchSourceSignal]>([])
 
-    init() {
+    public init() {
         let raised = raised
         sources.withLock { sources in
             for number in [SIGINT, SIGTERM] {
@@ -51,7 +53,7 @@ final class StopSignal: Sendable {
         }
     }
 
-    var signalName: String? {
+    public var signalName: String? {
         raised.withLock { $0.map { $0 == SIGINT ? "SIGINT" : "SIGTERM" } }
     }
 }

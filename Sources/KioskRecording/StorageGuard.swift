@@ -1,6 +1,5 @@
 import Foundation
 import KioskCore
-import KioskRecording
 import Logging
 
 /// The disk guard and retention on a thread of their own.

@@ -37,7 +37,7 @@ public final class Framebuffer: @unchecked Sendable, CustomStringConvertible {
     public let isWritable: Bool
 
     /// The visible picture's top-left pixel.
-    let pixels: UnsafeMutableRawPointer
+    package let pixels: UnsafeMutableRawPointer
     private let region: UnsafeMutableRawPointer
     private let regionLength: Int
     private let descriptor: FileDescriptor?
@@ -79,7 +79,7 @@ public final class Framebuffer: @unchecked Sendable, CustomStringConvertible {
         return "\(name) \(size) \(format), \(stride) bytes a row"
     }
 
-    var plane: PixelPlane { PixelPlane(base: pixels, size: size, stride: stride) }
+    package var plane: PixelPlane { PixelPlane(base: pixels, size: size, stride: stride) }
 
     /// Unmaps the pixels and closes the device or file; later calls do nothing.
     public func close() {
@@ -150,7 +150,7 @@ public final class Framebuffer: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The layout the driver reports, or `.unsupportedFormat` naming it.
-    static func pixelFormat(_ variable: fb_var_screeninfo, path: String) throws(ScreenError) -> FramebufferPixelFormat {
+    package static func pixelFormat(_ variable: fb_var_screeninfo, path: String) throws(ScreenError) -> FramebufferPixelFormat {
         func channel(_ field: fb_bitfield) -> FramebufferPixelFormat.Channel {
             .init(offset: Int(field.offset), length: Int(field.length))
         }
@@ -305,7 +305,7 @@ public final class Framebuffer: @unchecked Sendable, CustomStringConvertible {
 }
 
 /// A fixed-size C `char` array (imported as a tuple) up to its first NUL.
-func cString<T>(_ tuple: T) -> String {
+package func cString<T>(_ tuple: T) -> String {
     withUnsafeBytes(of: tuple) { bytes in
         let end = bytes.firstIndex(of: 0) ?? bytes.count
         return String(decoding: bytes[..<end], as: UTF8.self)
