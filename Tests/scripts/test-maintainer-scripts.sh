@@ -317,7 +317,8 @@ fi
 echo "== package-deb (a stand-in binary: layout, control, maintainer scripts)"
 # /usr/bin/true: a small ELF without the Swift runtime, so the package logic is tested
 # in seconds; the real release .deb is built the same way (README).
-run 0 "$scripts/package-deb" --arch "$(dpkg --print-architecture)" --binary /usr/bin/true --output "$work/deb" --compression none --version 1.2.3
+run 0 "$scripts/package-deb" --arch "$(dpkg --print-architecture)" --binary /usr/bin/true --broadcast-binary /usr/bin/false \
+  --output "$work/deb" --compression none --version 1.2.3
 deb=$work/deb/kioskcam_1.2.3_$(dpkg --print-architecture).deb
 exists "$deb"
 dpkg-deb --info "$deb" >"$work/info"
@@ -325,16 +326,18 @@ for field in "Package: kioskcam" "Version: 1.2.3" "libavcodec59" "libgpiod2" "li
   has "$work/info" "$field"
 done
 dpkg-deb --contents "$deb" >"$work/contents"
-for path in ./usr/bin/kioskcam ./usr/lib/systemd/system/kioskcam.service ./usr/lib/udev/rules.d/70-kioskcam.rules \
+for path in ./usr/bin/kioskcam ./usr/bin/kioskcam-broadcast ./usr/lib/systemd/system/kioskcam.service ./usr/lib/udev/rules.d/70-kioskcam.rules \
   ./usr/lib/tmpfiles.d/kioskcam.conf ./usr/lib/sysusers.d/kioskcam.conf ./etc/kioskcam/kioskcam.toml ./usr/share/doc/kioskcam/copyright; do
   has "$work/contents" " $path"
 done
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles >"$work/conffiles"
 has "$work/conffiles" /etc/kioskcam/kioskcam.toml
-run 1 "$scripts/package-deb" --arch arm64 --binary /usr/bin/true --output "$work/deb"
+run 1 "$scripts/package-deb" --arch arm64 --binary /usr/bin/true --broadcast-binary /usr/bin/false --output "$work/deb"
 has "$work/err" "not arm64"
+run 1 "$scripts/package-deb" --binary /usr/bin/true --broadcast-binary "$work/no-such-broadcast" --output "$work/deb"
+has "$work/err" "scripts/build-broadcast"
 if [ -x "$binary" ] && kc_binary_dynamic=$(readelf -d "$binary" 2>/dev/null) && grep -q libswiftCore <<<"$kc_binary_dynamic"; then
-  run 1 "$scripts/package-deb" --binary "$binary" --output "$work/deb"
+  run 1 "$scripts/package-deb" --binary "$binary" --broadcast-binary /usr/bin/false --output "$work/deb"
   has "$work/err" "--static-swift-stdlib"
 fi
 # Install into a temp root with the real maintainer scripts (DPKG_ROOT), upgrade, purge.
@@ -344,6 +347,7 @@ touch "$droot/var/lib/dpkg/status"
 dpkg_in_root() { dpkg --root="$droot" --force-script-chrootless --force-depends --log=/dev/null "$@"; }
 run 0 dpkg_in_root -i "$deb"
 exists "$droot/usr/bin/kioskcam"
+exists "$droot/usr/bin/kioskcam-broadcast"
 exists "$droot/etc/systemd/system/multi-user.target.wants/kioskcam.service"
 has "$droot/etc/group" "kioskcam:x:"
 if [ "$(stat -c %a "$droot/var/lib/kioskcam")" = 700 ]; then pass; else fail "dpkg install: state folder mode $(stat -c %a "$droot/var/lib/kioskcam")"; fi

@@ -11,6 +11,13 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 BUILD=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}
 KIOSKCAM=${KIOSKCAM:-$BUILD/kioskcam}
+# The screen broadcast as it ships (scripts/build-broadcast: release, its own FFmpeg) when
+# scripts/test built it; otherwise this build's `kioskcam broadcast`.
+if [[ -n ${KIOSKCAM_BROADCAST_PROGRAM:-} && -x $KIOSKCAM_BROADCAST_PROGRAM ]]; then
+    BROADCAST=("$KIOSKCAM_BROADCAST_PROGRAM")
+else
+    BROADCAST=("$KIOSKCAM" broadcast)
+fi
 HIL_XCTEST=$BUILD/kioskcamPackageTests.xctest   # what hil_xctest runs
 WORK=/tmp/hil-screen
 FB=/dev/fb0
@@ -120,11 +127,11 @@ for mode in "800 480 16" "480 800 32"; do
         # panel shows (16 bpp BGR565 goes through RGBA; 32 bpp by reference). Small for TCG.
         rm -rf "${WORK:?}/media"
         $memory_cgroup_ready || continue
-        if out=$(in_broadcast_cgroup "$KIOSKCAM" broadcast --config "$WORK/kioskcam.toml" --framebuffer $FB --root "$WORK/media" --mic tone \
+        if out=$(in_broadcast_cgroup "${BROADCAST[@]}" --config "$WORK/kioskcam.toml" --framebuffer $FB --root "$WORK/media" --mic tone \
                 --to library --fps 5 --duration 3s --quiet --status-file "$WORK/broadcast.json" 2>"$WORK/broadcast-$size.err") \
             && [[ $out == */screen/*.mp4 ]] \
             && [[ $(ffprobe -v error -show_entries stream=codec_name,width,height -of csv=p=0 "$out" | sort | tr '\n' ' ') == "aac h264,$w,$h " ]]; then
-            hil_pass "kioskcam broadcast of vfb ${size}x$bpp: $out (h264 ${w}x$h + aac)"
+            hil_pass "$(basename "${BROADCAST[0]}") ${BROADCAST[1]:-} of vfb ${size}x$bpp: $out (h264 ${w}x$h + aac)"
         else
             hil_fail "kioskcam broadcast of vfb ${size}x$bpp" "$(tail -3 "$WORK/broadcast-$size.err") ${out:-}"
         fi
