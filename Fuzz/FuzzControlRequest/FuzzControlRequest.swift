@@ -97,12 +97,13 @@ func checkArguments(_ request: ControlRequest) {
                 if name == .torch { Fuzz.require(number == 0 || number == 1, "torch \(number)") }
             }
         }
-    case .broadcastStart(let destinations, let duration):
+    case .broadcastStart(let destinations, let duration, let size):
         Fuzz.require((1...8).contains(destinations.count), "\(destinations.count) destinations")
         for destination in destinations {
             Fuzz.require((try? BroadcastDestination(parsing: destination)) != nil, "a destination that does not parse: \(destination)")
         }
         if let duration { Fuzz.require(duration.isFinite && (1...604_800).contains(duration), "duration \(duration)") }
+        if let size { Fuzz.require(FrameSize(broadcastSize: size.description) == size, "size \(size)") }
     case .clipExport(let export):
         // The daemon joins `file` to its media root: it must never leave the library.
         Fuzz.require(LibraryLayout(root: "/media").recordingPath(relative: export.file)?.hasPrefix("/media/") == true

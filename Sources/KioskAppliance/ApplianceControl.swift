@@ -101,9 +101,10 @@ struct ApplianceControlHandler: ControlHandler {
             guard let uploader else { return .failure(Self.uploadsOff) }
             uploader.uploadNow()
             return .success(["queued_files": .integer(Int64(uploader.figures.queuedFiles))])
-        case .broadcastStart(let destinations, let duration):
+        case .broadcastStart(let destinations, let duration, let size):
             do {
-                let pid = try broadcast.start(destinations: destinations, duration: duration)
+                let pid = try broadcast.start(destinations: destinations, duration: duration,
+                                              size: size ?? appliance.configuration.broadcast.size)
                 return .success(["pid": .integer(Int64(pid)), "source": .string("screen"),
                                  "memory_capped": .bool(broadcast.cap.directory != nil)])
             } catch {

@@ -43,7 +43,9 @@ public final class BroadcastLink: Sendable {
     /// Starts a screen broadcast.
     /// - Returns: The process id.
     /// - Throws: `ApplianceError` when one already runs or the program cannot start.
-    public func start(destinations: [String], duration: Double?) throws(ApplianceError) -> Int32 {
+    /// - Parameter size: `--size` (nil: the largest that fits the memory budget); a size the
+    ///   screen cannot give ends the child with exit 64, which broadcast.json reports.
+    public func start(destinations: [String], duration: Double?, size: FrameSize? = nil) throws(ApplianceError) -> Int32 {
         try state.withLock { state throws(ApplianceError) -> Int32 in
             if let child = state.child, child.isRunning {
                 throw ApplianceError("a broadcast is already running (pid \(child.pid)); stop it first with `kioskcam broadcast-stop`")
@@ -54,6 +56,7 @@ public final class BroadcastLink: Sendable {
             if let directory = cap.directory { arguments += ["--cgroup", directory] }
             for destination in destinations { arguments += ["--to", destination] }
             if let duration { arguments += ["--duration", String(format: "%.0fs", duration.rounded(.up))] }
+            if let size { arguments += ["--size", size.description] }
             guard let program = command.first else { throw ApplianceError("no kioskcam program to start the broadcast with") }
             let child = try ChildProcess(program: program, arguments: arguments)
             state.child = child

@@ -421,7 +421,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             }
         case .toggleBroadcast:
             // Off this thread: a stop waits for the broadcast to finish its file.
-            let destinations = configuration.broadcast.destinations
+            let destinations = configuration.broadcast.destinations, size = configuration.broadcast.size
             guard let broadcast, !destinations.isEmpty else {
                 logger.notice("broadcast button: set [broadcast] to = [\"library\", \"rtmp://…\"] to say where the screen goes")
                 return
@@ -430,7 +430,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             commandQueue.async {
                 if broadcast.stop() { return }
                 do {
-                    _ = try broadcast.start(destinations: destinations, duration: nil)
+                    _ = try broadcast.start(destinations: destinations, duration: nil, size: size)
                 } catch {
                     logger.error("broadcast button: \(error)")
                 }

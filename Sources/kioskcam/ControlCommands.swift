@@ -228,8 +228,19 @@ struct BroadcastStartCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Stop by itself after this long (30s, 10m, 1h).", valueName: "time"))
     var duration: String?
 
+    @Option(help: ArgumentHelp(
+        "Picture size to send, e.g. 960x540: even, no larger than the screen, its shape (default: [broadcast] size, else the largest that fits the memory budget).",
+        valueName: "WxH"))
+    var size: String?
+
     func run() throws {
         try runReportingErrors {
+            let requestedSize = try size.map { text -> FrameSize in
+                guard let parsed = FrameSize(broadcastSize: text) else {
+                    throw CLIError("--size \(text): use WIDTHxHEIGHT, each even from 16 to 8192, such as 960x540", exitCode: 64)
+                }
+                return parsed
+            }
             guard !destinations.isEmpty else {
                 throw CLIError("give at least one --to: library, rtmp://…, rtsp://…, srt://… or an HLS folder", exitCode: 64)
             }
@@ -239,7 +250,7 @@ struct BroadcastStartCommand: ParsableCommand {
                 }
                 return seconds
             }
-            let result = try DaemonConnection.send(.broadcastStart(destinations: destinations, duration: seconds),
+            let result = try DaemonConnection.send(.broadcastStart(destinations: destinations, duration: seconds, size: requestedSize),
                                                     with: try DaemonConnection.client(common))
             let pid = result["pid"]?.doubleValue.map { String(Int($0)) } ?? "?"
             // An uncapped broadcast is said at once, not only in status (issue 15).

@@ -112,6 +112,7 @@ final class ConfigurationTests: XCTestCase {
         ("stream", "url", "\"rtsp://127.0.0.1:8554/cam\""),
         ("stream", "audio", "false"),
         ("broadcast", "to", "[\"library\", \"rtmp://10.0.0.2/live/kiosk\"]"),
+        ("broadcast", "size", "\"960x540\""),
         ("events", "mode", "\"both\""),
         ("events", "pre_seconds", "3.5"),
         ("events", "post_seconds", "20"),
@@ -242,6 +243,7 @@ final class ConfigurationTests: XCTestCase {
         expected.stream.url = "rtsp://127.0.0.1:8554/cam"
         expected.stream.audio = false
         expected.broadcast.destinations = ["library", "rtmp://10.0.0.2/live/kiosk"]
+        expected.broadcast.size = FrameSize(width: 960, height: 540)
         expected.events.mode = .both
         expected.events.timing = EventTiming(preSeconds: 3.5, postSeconds: 20, gapSeconds: 5, maxSeconds: 600)
         expected.events.motion = false
@@ -398,6 +400,8 @@ final class ConfigurationTests: XCTestCase {
             ("stream.url", "\"http://example.com/live\"", ["rtmp://", ".m3u8"]),
             ("stream.audio", "1", ["true or false"]),
             ("broadcast.to", "[\"http://example.com/live\"]", ["rtmp://", "library"]),
+            ("broadcast.size", "\"961x540\"", ["each even", "960x540"]),
+            ("broadcast.size", "\"-2x4\"", ["each even from 16 to 8192"]),
             ("logging.level", "\"verbose\"", ["\"trace\"", "\"critical\""]),
         ]
         for (key, value, fragments) in cases {

@@ -24,6 +24,7 @@ final class ControlProtocolTests: XCTestCase {
             .eventStart, .eventStop, .subscribe(events: [.event]), .uploadStatus, .uploadNow,
             .broadcastStart(destinations: ["library", "rtmp://10.0.0.2/live/kiosk"], duration: nil),
             .broadcastStart(destinations: ["/var/www/live"], duration: 600), .broadcastStop, .subscribe(events: [.broadcast]),
+            .broadcastStart(destinations: ["library"], duration: nil, size: FrameSize(width: 960, height: 540)),
             .clipExport(ClipExportRequest(file: "video/20261124/101455.mp4")),
             .clipExport(ClipExportRequest(file: "video/20261124/101455-motion-1.mp4", from: 1.5, to: 4, reencode: true,
                                           size: FrameSize(width: 640, height: 360), bitrateKbps: 500)),
@@ -44,6 +45,19 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertEqual(try parse(#"{"v":1,"cmd":"status"}"#).get(), ControlCall(id: nil, request: .status))
         XCTAssertEqual(try parse(#"  {"cmd":"purge","v":1,"id":-3,"args":{}}  "#).get(), ControlCall(id: -3, request: .purge(dryRun: false)))
         XCTAssertEqual(try parse(#"{"v":1,"id":1,"cmd":"list","args":null}"#).get(), ControlCall(id: 1, request: .list(date: nil)))
+    }
+
+    /// `broadcast.start`'s `size`: WIDTHxHEIGHT with even sides from 16 to 8192; anything
+    /// else is refused with the form it takes, before a process is started.
+    func testBroadcastStartSizeIsCheckedBeforeTheDaemonActs() throws {
+        XCTAssertEqual(try parse(#"{"v":1,"id":4,"cmd":"broadcast.start","args":{"to":["library"],"size":"640x384"}}"#).get(),
+                       ControlCall(id: 4, request: .broadcastStart(destinations: ["library"], duration: nil,
+                                                                   size: FrameSize(width: 640, height: 384))))
+        for bad in [#""641x384""#, #""0x0""#, #""-640x384""#, #""99999x2""#, #""640""#, "640", #""640x384x2""#] {
+            let refused = failure(#"{"v":1,"id":5,"cmd":"broadcast.start","args":{"to":["library"],"size":"# + bad + "}}")
+            XCTAssertEqual(refused?.error.code, .badArgument, bad)
+            XCTAssertTrue(refused?.error.message.contains("960x540") ?? false, "\(bad): \(String(describing: refused))")
+        }
     }
 
     func testEventCommandsTakeNoArgumentsAndEventsCarryTheLogLine() throws {

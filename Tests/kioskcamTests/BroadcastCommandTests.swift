@@ -405,7 +405,8 @@ final class BroadcastCommandTests: XCTestCase {
         try watcher.run()
         defer { if watcher.isRunning { watcher.terminate() } }
         Thread.sleep(forTimeInterval: 1)
-        let started = try daemon.kioskcam(["broadcast-start", "--to", "library", "--to", rtmp])
+        // --size reaches the broadcast: the 800x480 screen goes out at 640x384.
+        let started = try daemon.kioskcam(["broadcast-start", "--to", "library", "--to", rtmp, "--size", "640x384"])
         XCTAssertEqual(started.status, 0, started.stderr)
         let again = try daemon.kioskcam(["broadcast-start", "--to", "library"])
         XCTAssertNotEqual(again.status, 0)
@@ -421,7 +422,10 @@ final class BroadcastCommandTests: XCTestCase {
         let events = (try? String(contentsOfFile: watched, encoding: .utf8)) ?? ""
         XCTAssertTrue(events.contains(#""event":"broadcast""#) && events.contains(#""state":"live""#), events)
         let text = try daemon.kioskcam(["status"])
-        XCTAssertTrue(text.stdout.contains("broadcast:    ● LIVE screen 800x480 10 fps → 2"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("broadcast:    ● LIVE screen 640x384 10 fps → 2"), text.stdout)
+        let badSize = try daemon.kioskcam(["broadcast-start", "--to", "library", "--size", "641x384"])
+        XCTAssertEqual(badSize.status, 64, badSize.stderr)
+        XCTAssertTrue(badSize.stderr.contains("960x540"), badSize.stderr)
         let camera = try Tool.run(Package.kioskcamBinary, ["broadcast", "--config", daemon.config, "--source", "camera", "--to", "library"],
                                   allowFailure: true)
         XCTAssertEqual(camera.status, 75, camera.stderr)
@@ -432,6 +436,7 @@ final class BroadcastCommandTests: XCTestCase {
         XCTAssertNotEqual(try daemon.kioskcam(["broadcast-stop"]).status, 0, "nothing left to stop")
         listener.waitUntilExit()
         XCTAssertEqual(try FFprobe.probe(flv).video?.codec_name, "h264")
+        XCTAssertEqual(try FFprobe.probe(flv).video?.width, 640)
         let screens = folder.files().filter { $0.hasPrefix("media/screen/") && $0.hasSuffix(".mp4") }.map { folder.path + "/" + $0 }
         XCTAssertEqual(screens.count, 1, "\(folder.files())")
         XCTAssertGreaterThan(try FFprobe.probe(try XCTUnwrap(screens.first)).format.durationSeconds, 2)

@@ -242,3 +242,13 @@ public struct BroadcastPlan: Sendable, Equatable {
             + networkDestinations * queueBytesPerDestination
     }
 }
+
+extension FrameSize {
+    /// A `--size` / `broadcast.size` / `"size"` value: WIDTHxHEIGHT, each even and from 16 to
+    /// 8192 (what the socket and the config accept before the plan checks it against the screen).
+    public init?(broadcastSize text: String) {
+        guard let size = FrameSize(parsing: text), (16...8192).contains(size.width), (16...8192).contains(size.height),
+              size.width % 2 == 0, size.height % 2 == 0 else { return nil }
+        self = size
+    }
+}

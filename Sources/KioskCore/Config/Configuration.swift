@@ -177,6 +177,8 @@ public struct Configuration: Sendable, Equatable {
     public struct Broadcast: Sendable, Equatable {
         /// `kioskcam broadcast --to` values; empty: a broadcast button does nothing.
         public var destinations: [String] = []
+        /// `--size`: the picture sent; nil: the largest that fits the memory budget.
+        public var size: FrameSize?
     }
 
     public struct Snapshot: Sendable, Equatable {

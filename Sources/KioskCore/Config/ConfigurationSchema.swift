@@ -198,6 +198,12 @@ extension Configuration {
                 c.broadcast.destinations = destinations
                 return true
             },
+            .string("broadcast.size", allowed: "\"\" (the largest that fits the broadcast's memory budget) or WIDTHxHEIGHT, "
+                        + "each even from 16 to 8192, no larger than the screen and of its shape, such as \"960x540\"") { c, text in
+                guard text.isEmpty || FrameSize(broadcastSize: text) != nil else { return false }
+                c.broadcast.size = FrameSize(broadcastSize: text)
+                return true
+            },
 
             .integer("snapshot.jpeg_quality", 1...100) { c, v in c.snapshot.jpegQuality = v },
 

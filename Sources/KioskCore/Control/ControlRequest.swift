@@ -37,10 +37,11 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
     case uploadStatus
     /// `upload.now`: every queued file is due now, whatever its wait after failures.
     case uploadNow
-    /// `broadcast.start {"to": ["library", "rtmp://…"], "duration": seconds}`: the daemon
-    /// starts a `kioskcam broadcast --source screen` process (the camera it holds itself:
-    /// its live stream is `[stream] url`). `duration` optional.
-    case broadcastStart(destinations: [String], duration: Double?)
+    /// `broadcast.start {"to": ["library", "rtmp://…"], "duration": seconds, "size": "960x540"}`:
+    /// the daemon starts a screen broadcast process (the camera it holds itself: its live
+    /// stream is `[stream] url`). `duration` and `size` (the picture sent; default the
+    /// largest that fits the memory budget) optional.
+    case broadcastStart(destinations: [String], duration: Double?, size: FrameSize? = nil)
     /// `broadcast.stop`: ends the broadcast the daemon started (its library file finished).
     case broadcastStop
     /// `clip.export {"file": "video/20261124/101455.mp4", "from": 1.5, "to": 4}`: cuts a
@@ -81,8 +82,10 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
         switch self {
         case .status, .recordStop, .snapshot, .screenshot, .cameraGet, .eventStart, .eventStop, .uploadStatus, .uploadNow,
              .broadcastStop: [:]
-        case .broadcastStart(let destinations, let duration):
-            ["to": .array(destinations.map(JSONValue.string))].merging(duration.map { ["duration": .number($0)] } ?? [:]) { a, _ in a }
+        case .broadcastStart(let destinations, let duration, let size):
+            ["to": .array(destinations.map(JSONValue.string))]
+                .merging(duration.map { ["duration": .number($0)] } ?? [:]) { a, _ in a }
+                .merging(size.map { ["size": .string($0.description)] } ?? [:]) { a, _ in a }
         case .cameraSet(let adjustment):
             Dictionary(uniqueKeysWithValues: adjustment.settings.map { name, value -> (String, JSONValue) in
                 switch value {
@@ -227,7 +230,10 @@ extension ControlCall {
         case "broadcast.start":
             let destinations = try reader.destinations("to")
             let duration = try reader.number("duration", 1...604_800, unit: "seconds")
-            request = .broadcastStart(destinations: destinations, duration: duration)
+            let size = try reader.string("size", expected: "WIDTHxHEIGHT, each even from 16 to 8192, such as \"960x540\"") {
+                FrameSize(broadcastSize: $0) != nil
+            }
+            request = .broadcastStart(destinations: destinations, duration: duration, size: size.flatMap(FrameSize.init(broadcastSize:)))
         case "broadcast.stop": request = .broadcastStop
         case "clip.export": request = .clipExport(try reader.clipExport())
         default:

@@ -131,7 +131,7 @@ for mode in "800 480 16" "480 800 32"; do
                 --to library --fps 5 --duration 3s --quiet --status-file "$WORK/broadcast.json" 2>"$WORK/broadcast-$size.err") \
             && [[ $out == */screen/*.mp4 ]] \
             && [[ $(ffprobe -v error -show_entries stream=codec_name,width,height -of csv=p=0 "$out" | sort | tr '\n' ' ') == "aac h264,$w,$h " ]]; then
-            hil_pass "$(basename "${BROADCAST[0]}") ${BROADCAST[1]:-} of vfb ${size}x$bpp: $out (h264 ${w}x$h + aac)"
+            hil_pass "$(basename "${BROADCAST[0]}")${BROADCAST[1]:+ ${BROADCAST[1]}} of vfb ${size}x$bpp: $out (h264 ${w}x$h + aac)"
         else
             hil_fail "kioskcam broadcast of vfb ${size}x$bpp" "$(tail -3 "$WORK/broadcast-$size.err") ${out:-}"
         fi
