@@ -8,4 +8,7 @@
 static inline int kc_sws_bilinear(void) { return SWS_BILINEAR; }
 static inline int kc_sws_bicubic(void) { return SWS_BICUBIC; }
 static inline int kc_sws_point(void) { return SWS_POINT; }
+/* RGB in: each pixel's own chroma (SIMD), then filtered down to 4:2:0, instead of the
+   C-only average of pixel pairs swscale otherwise does first. */
+static inline int kc_sws_full_chroma_input(void) { return SWS_FULL_CHR_H_INP; }
 #endif

@@ -59,7 +59,7 @@ public final class FramebufferCapture: VideoSource, Sendable {
             do {
                 // Bilinear: a screen's text stays legible at a fraction of bicubic's cost.
                 scaler = try PixelConverter(source: unscaled, destinationSize: size, destinationFormat: AV_PIX_FMT_YUV420P,
-                                            flags: kc_sws_bilinear())
+                                            flags: kc_sws_bilinear() | kc_sws_full_chroma_input())
             } catch {
                 throw ScreenError(.drawing, path: framebuffer.path, operation: "sws_getContext",
                                   detail: "libswscale cannot scale the \(unscaled) screen to \(size): \(error)")

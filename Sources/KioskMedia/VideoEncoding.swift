@@ -1,6 +1,7 @@
 import Foundation
 import CAVCodec
 import CAVUtil
+import CSwScale
 import Glibc
 import KioskCore
 
@@ -267,7 +268,11 @@ public final class LibavVideoEncoder: VideoEncoding {
                                  emit: (EncodedPacket) -> Void) throws(MediaError) {
         guard let base = pixels.baseAddress else { return }
         if converter?.source != format {
-            converter = try PixelConverter(source: format, destinationSize: settings.input.size, destinationFormat: encoderFormat)
+            // RGB sources (the screen, RGB cameras): chroma from every pixel with swscale's SIMD
+            // readers, not its C-only pair average: 6 % less CPU for a screen broadcast
+            // (scripts/bench-broadcast). Ignored for YUV sources.
+            converter = try PixelConverter(source: format, destinationSize: settings.input.size, destinationFormat: encoderFormat,
+                                           flags: kc_sws_bicubic() | kc_sws_full_chroma_input())
         }
         let picture = picture.pointer
         // The encoder may still reference the last picture; only then does this copy.

@@ -141,24 +141,34 @@ final class ALSAPlayerLoopbackTests: XCTestCase {
         }
     }
 
-    func testAToneComesBackWithItsFrequencyLengthAndNoGap() throws {
+    /// kioskcam's own capture listening on the loopback's far end, with 0.3 s of silence
+    /// recorded before the caller plays; the caller stops the microphone.
+    private func listenOnTheLoopback(_ format: AudioFormat) throws -> (microphone: ALSAMicrophone, sink: RecordingSink) {
         try requireLoopbackCard()
-        let rate = 48_000
-        let format = AudioFormat(sampleRate: rate, channels: 1)
         let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)
         let sink = RecordingSink(keep: 100_000)
         try mic.start(into: sink)
+        usleep(300_000)
+        return (mic, sink)
+    }
+
+    /// `frames` of a sine at `hertz`, a little under half of full scale.
+    private func tone(_ hertz: Double, frames: Int, rate: Int) -> [Int16] {
+        (0..<frames).map { Int16(12_000 * sin(2 * Double.pi * hertz * Double($0) / Double(rate))) }
+    }
+
+    func testAToneComesBackWithItsFrequencyLengthAndNoGap() throws {
+        let rate = 48_000
+        let format = AudioFormat(sampleRate: rate, channels: 1)
+        let (mic, sink) = try listenOnTheLoopback(format)   // with silence before the tone
         defer { mic.stop() }
-        usleep(300_000)   // silence before the tone
 
         let player = try ALSAPlayer(device: "hw:Loopback,0,0", format: format)
         // 2 s and 256 frames, as a 2 s AAC file decodes: four whole periods and a
         // partial one, which the player pads (the end of the sound was lost without).
         let frames = 96_256
         let seconds = Double(frames) / Double(rate)
-        let tone = (0..<frames).map {
-            Int16(12_000 * sin(2 * Double.pi * 1000 * Double($0) / Double(rate)))
-        }
+        let tone = tone(1000, frames: frames, rate: rate)
         var offset = 0
         while offset < tone.count {
             let end = min(tone.count, offset + 1024)
@@ -220,24 +230,17 @@ final class ALSAPlayerLoopbackTests: XCTestCase {
     /// `restart()` on the same PCM, then 0.75 s of 2 kHz: the 1 kHz tone stops short, the
     /// 2 kHz one comes back whole and without a gap.
     func testRestartCutsTheQueuedSoundAndPlaysTheNextWholeOnTheSameDevice() throws {
-        try requireLoopbackCard()
         let rate = 48_000
         let format = AudioFormat(sampleRate: rate, channels: 1)
-        let mic = try ALSAMicrophone(device: "hw:Loopback,1,0", format: format)
-        let sink = RecordingSink(keep: 100_000)
-        try mic.start(into: sink)
+        let (mic, sink) = try listenOnTheLoopback(format)
         defer { mic.stop() }
-        usleep(300_000)
-        func tone(_ hertz: Double, frames: Int) -> [Int16] {
-            (0..<frames).map { Int16(12_000 * sin(2 * Double.pi * hertz * Double($0) / Double(rate))) }
-        }
         let player = try ALSAPlayer(device: "hw:Loopback,0,0", format: format)
-        XCTAssertTrue(try tone(1000, frames: rate).withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertTrue(try tone(1000, frames: rate, rate: rate).withUnsafeBufferPointer { try player.write($0) })
         usleep(300_000)
         player.stop()
         try player.restart()
         let after = 36_000   // 0.75 s
-        XCTAssertTrue(try tone(2000, frames: after).withUnsafeBufferPointer { try player.write($0) })
+        XCTAssertTrue(try tone(2000, frames: after, rate: rate).withUnsafeBufferPointer { try player.write($0) })
         XCTAssertEqual(try player.finish(), .finished)
         usleep(400_000)
         mic.stop()

@@ -83,11 +83,8 @@ final class ScreenGoldenTests: XCTestCase {
     /// The idle live screen (no recording, no picture, no microphone) and a disabled
     /// record button while starting: drawn, and different from the recording screen.
     func testLiveScreenStates() throws {
-        let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .xrgb8888)
-        let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
-        var model = ScreenModel()
-        model.cameraState = "no camera"
-        renderer.render(model)
+        let (framebuffer, renderer, drawn) = try idleLiveScreen()
+        var model = drawn
         let idle = framebuffer.logicalRGBA(rotation: .none)
         model.recordingState = .starting
         let damage = renderer.render(model)
@@ -100,11 +97,8 @@ final class ScreenGoldenTests: XCTestCase {
     /// The motion indicator: amber "MOTION" at the preview's top right while motion is
     /// seen, red "EVENT" while a clip is written; nothing there otherwise.
     func testTheMotionIndicatorShowsAtTheTopRight() throws {
-        let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .xrgb8888)
-        let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
-        var model = ScreenModel()
-        model.cameraState = "no camera"
-        renderer.render(model)
+        let (framebuffer, renderer, drawn) = try idleLiveScreen()
+        var model = drawn
         let quiet = framebuffer.logicalRGBA(rotation: .none)
         let badge = renderer.layout.recordingBadge, preview = renderer.layout.preview
         /// Pixels in the top-right badge area that are mostly red and green, little blue (amber) or red only.
@@ -136,11 +130,8 @@ final class ScreenGoldenTests: XCTestCase {
     /// The tap-to-focus square: yellow around the tapped point, kept inside the preview
     /// near an edge, gone with the mark.
     func testTheFocusSquareShowsWhereTheTapWas() throws {
-        let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .xrgb8888)
-        let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
-        var model = ScreenModel()
-        model.cameraState = "no camera"
-        renderer.render(model)
+        let (framebuffer, renderer, drawn) = try idleLiveScreen()
+        var model = drawn
         let quiet = framebuffer.logicalRGBA(rotation: .none)
         let preview = renderer.layout.preview
         func yellow(_ rgba: [UInt8], in rect: ScreenRect) -> Int {
@@ -217,6 +208,17 @@ final class ScreenGoldenTests: XCTestCase {
     }
 
     // MARK: Helpers
+
+    /// An 800x480 XRGB8888 panel in memory with the live screen drawn idle (no camera, not
+    /// recording): what each state test changes from.
+    private func idleLiveScreen() throws -> (Framebuffer, ScreenRenderer, ScreenModel) {
+        let framebuffer = Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .xrgb8888)
+        let renderer = try ScreenRenderer(framebuffer: framebuffer, rotation: .none)
+        var model = ScreenModel()
+        model.cameraState = "no camera"
+        renderer.render(model)
+        return (framebuffer, renderer, model)
+    }
 
     private func compareAll(_ screen: String, draw: (ScreenRenderer) throws -> Void) throws {
         for (orientation, rotation) in Self.orientations {
