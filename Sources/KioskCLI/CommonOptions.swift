@@ -98,16 +98,19 @@ public func runReportingErrors(_ body: () throws -> Void) throws {
     }
 }
 
+/// The name errors begin with: this program's (`kioskcam` or `kioskcam-broadcast`).
+private let programName = CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? "kioskcam"
+
 /// Prints an error as one line and turns it into the exit status to leave with.
 private func reported(_ error: Error) -> ExitCode {
     switch error {
     case let error as CLIError:
-        FileHandle.standardError.write(Data("kioskcam: error: \(error.message)\n".utf8))
+        FileHandle.standardError.write(Data("\(programName): error: \(error.message)\n".utf8))
         return ExitCode(error.exitCode)
     case let error as ExitCode:
         return error
     default:
-        FileHandle.standardError.write(Data("kioskcam: error: \(error)\n".utf8))
+        FileHandle.standardError.write(Data("\(programName): error: \(error)\n".utf8))
         return ExitCode(1)
     }
 }

@@ -473,6 +473,20 @@ final class BroadcastCommandTests: XCTestCase {
         print("1080p screen scaled to \(plan.size): peak anonymous \(peak.anonymous) KiB, VmHWM \(peak.resident) KiB")
     }
 
+    /// kioskcam-broadcast has no cameras: `--source camera` is refused before anything
+    /// opens, in its own name, naming the two ways that have them.
+    func testTheSmallProgramRefusesTheCameraAndSaysWhereItIs() throws {
+        let folder = TemporaryDirectory()
+        let config = try configuration(folder)
+        let program = (Package.kioskcamBinary as NSString).deletingLastPathComponent + "/kioskcam-broadcast"
+        let result = try Tool.run(Broadcast.shippedProgram ?? program, ["--config", config, "--source", "camera", "--to", "library"],
+                                  allowFailure: true)
+        XCTAssertEqual(result.status, 64, result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("kioskcam-broadcast: error: "), result.stderr)
+        XCTAssertTrue(result.stderr.contains("kioskcam broadcast --source camera") && result.stderr.contains("[stream] url"), result.stderr)
+        XCTAssertTrue(folder.files().filter { $0.hasPrefix("media/") }.isEmpty, "nothing recorded: \(folder.files())")
+    }
+
     /// A 3 s broadcast that must end well (exit 0).
     private func finishedBroadcast(_ folder: TemporaryDirectory, _ arguments: [String]) throws -> Broadcast {
         let broadcast = try Broadcast(arguments + ["--duration", "3s"], stderr: folder.path + "/broadcast.log")
