@@ -88,21 +88,20 @@ public enum Broadcast {
     }
 
     private static func broadcast(_ options: BroadcastOptions, version: String, openCamera: BroadcastCameraOpener?) throws {
-        let common = options.common, source = options.source, destinations = options.destinations
-        let mic = options.mic, framebuffer = options.framebuffer, size = options.size, duration = options.duration
-        let fps = options.fps, statusFile = options.statusFile, quiet = options.quiet
-        var configuration = try common.loadConfiguration()
-        if let mic { try configuration.override("microphone.source", .string(mic), origin: "--mic") }
-        if let framebuffer { try configuration.override("screen.framebuffer", .string(framebuffer), origin: "--framebuffer") }
-        guard source == "screen" || source == "camera" else {
-            throw CLIError("--source \(source): use screen or camera", exitCode: 64)
+        var configuration = try options.common.loadConfiguration()
+        if let mic = options.mic { try configuration.override("microphone.source", .string(mic), origin: "--mic") }
+        if let framebuffer = options.framebuffer {
+            try configuration.override("screen.framebuffer", .string(framebuffer), origin: "--framebuffer")
         }
-        guard !destinations.isEmpty else {
+        guard options.source == "screen" || options.source == "camera" else {
+            throw CLIError("--source \(options.source): use screen or camera", exitCode: 64)
+        }
+        guard !options.destinations.isEmpty else {
             throw CLIError("give at least one --to: library, rtmp://…, rtsp://…, srt://… or an HLS folder", exitCode: 64)
         }
         let parsed: [BroadcastDestination]
         do throws(BroadcastPlanError) {
-            parsed = try destinations.map { text throws(BroadcastPlanError) in try BroadcastDestination(parsing: text) }
+            parsed = try options.destinations.map { text throws(BroadcastPlanError) in try BroadcastDestination(parsing: text) }
         } catch {
             throw CLIError(error.description, exitCode: 64)
         }
@@ -117,13 +116,13 @@ public enum Broadcast {
                                + "create it and let this user write into it", exitCode: 73)
             }
         }
-        let requestedSize = try size.map { text -> FrameSize in
+        let requestedSize = try options.size.map { text -> FrameSize in
             guard let parsed = FrameSize(parsing: text) else {
                 throw CLIError("--size \(text): use WIDTHxHEIGHT, such as 960x540", exitCode: 64)
             }
             return parsed
         }
-        let limit = try duration.map { text -> Double in
+        let limit = try options.duration.map { text -> Double in
             guard let seconds = parseDuration(text), seconds > 0, seconds <= 7 * 86_400 else {
                 throw CLIError("--duration \(text): use a time such as 30s, 10m or 1h", exitCode: 64)
             }
@@ -135,11 +134,11 @@ public enum Broadcast {
         }
         MediaMemory.keepLargeBuffersOutOfTheHeap()
         MediaMemory.avoidTransparentHugePages()
-        let logger = common.makeLogger(configuration, label: "kioskcam.broadcast")
-        let session = try BroadcastSession(configuration: configuration, screen: source == "screen", destinations: parsed,
-                                           framesPerSecond: fps, size: requestedSize, statusFile: statusFile, version: version,
-                                           openCamera: openCamera, logger: logger)
-        let files = try session.run(limit: limit, showProgress: !quiet)
+        let logger = options.common.makeLogger(configuration, label: "kioskcam.broadcast")
+        let session = try BroadcastSession(configuration: configuration, screen: options.source == "screen", destinations: parsed,
+                                           framesPerSecond: options.fps, size: requestedSize, statusFile: options.statusFile,
+                                           version: version, openCamera: openCamera, logger: logger)
+        let files = try session.run(limit: limit, showProgress: !options.quiet)
         for file in files { print(file) }
     }
 

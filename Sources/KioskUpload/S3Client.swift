@@ -56,10 +56,10 @@ public struct S3Client: Sendable {
                         progress: @escaping (Int64) -> Void = { _ in }) throws(UploadError) -> PutResult {
         let digest = try FileDigest.md5(of: path, shouldCancel: shouldCancel)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileDigest.failure("open", path) }
+        guard fd >= 0 else { throw UploadError.fileFailure("open", path) }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw FileDigest.failure("read", path) }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw UploadError.fileFailure("read", path) }
         let size = Int64(info.st_size)
         guard size == digest.bytes else {
             throw UploadError(.file, "\(path) changed while it was being read (\(digest.bytes) then \(size) bytes); it is tried again later")
@@ -241,7 +241,7 @@ private let readCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int
         let got = read(transfer.fd, buffer, wanted.partialValue)
         if got >= 0 { return got }
         if errno == EINTR { continue }
-        transfer.readError = FileDigest.failure("read", "the file being uploaded")
+        transfer.readError = UploadError.fileFailure("read", "the file being uploaded")
         return 0x1000_0000
     }
 }
@@ -292,7 +292,7 @@ private let progressCallback: @convention(c) (UnsafeMutableRawPointer?, curl_off
 enum FileDigest {
     static func md5(of path: String, shouldCancel: () -> Bool = { false }) throws(UploadError) -> (md5: [UInt8], bytes: Int64) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure("open", path) }
+        guard fd >= 0 else { throw UploadError.fileFailure("open", path) }
         defer { close(fd) }
         var hasher = Insecure.MD5()
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
@@ -301,7 +301,7 @@ enum FileDigest {
             let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if got < 0 {
                 if errno == EINTR { continue }
-                throw failure("read", path)
+                throw UploadError.fileFailure("read", path)
             }
             if got == 0 { break }
             if shouldCancel() { throw UploadError(.cancelled, "reading \(path) was stopped (kioskcam is stopping)") }
@@ -311,5 +311,4 @@ enum FileDigest {
         return (Array(hasher.finalize()), total)
     }
 
-    static func failure(_ operation: String, _ path: String) -> UploadError { UploadError.fileFailure(operation, path) }
 }
