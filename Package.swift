@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 /// One system-library module per C library (pkg-config name + the Debian package that provides it).
@@ -39,6 +39,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // The web app's server (HTTPS on SwiftNIO), its live WebSocket, and the self-signed
+        // certificate. Traits off: no swift-configuration for a server configured by our TOML.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
     ],
     targets: [
         // FFmpeg: the libraries come from pkg-config alone (no `link` in the module maps), so
@@ -119,11 +124,27 @@ let package = Package(
             dependencies: ["KioskCore", "KioskMedia", "KioskFramebuffer", "CCairo",
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
-        /// PIN storage: salted PBKDF2-SHA256 hash and throttling state in the state directory.
+        /// Secrets in the state directory: the PIN and the web users' passwords (salted
+        /// PBKDF2-SHA256 hashes) and the PIN's throttling state.
         .target(
             name: "KioskPIN",
             dependencies: ["KioskCore", .product(name: "_CryptoExtras", package: "swift-crypto"),
                            .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        /// The web app: HTTPS (Hummingbird on SwiftNIO) in front of the control protocol,
+        /// the library's files with Range, the live view over a WebSocket, the pages.
+        .target(
+            name: "KioskWeb",
+            dependencies: [
+                "KioskCore", "KioskPIN", "KioskControl", "KioskRecording", "KioskMedia",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         /// The control socket: newline-delimited JSON over a Unix socket, server and client.
         .target(
@@ -178,7 +199,7 @@ let package = Package(
             dependencies: [
                 "KioskCore", "KioskWakeUp", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskLibcamera",
                 "KioskALSA", "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskMQTT", "KioskUpload", "CSystemd",
-                "KioskMicrophones", "KioskBroadcast",
+                "KioskMicrophones", "KioskBroadcast", "KioskWeb",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -364,6 +364,22 @@ public final class Appliance: Sendable {
         return try result.get()
     }
 
+    /// The next camera frame as JPEG bytes, not saved in the library (the web app's
+    /// `snapshot.jpg`). Blocking.
+    /// - Throws: `ApplianceError` when there is no camera picture or no frame comes in time.
+    public func currentPictureJPEG(timeout: Double = 5) throws(ApplianceError) -> [UInt8] {
+        if let problem = stillProblem { throw ApplianceError(problem) }
+        let answer = Locked<Result<[UInt8], ApplianceError>?>(nil)
+        graph.stills.requestJPEG(timeout: timeout) { result in
+            answer.withLock { $0 = result.mapError { ApplianceError($0.description) } }
+            answer.wakeWaiters()
+        }
+        guard let result = answer.withLock(waitingUntil: { $0 != nil }, deadline: Date(timeIntervalSinceNow: timeout + 5), { $0 }) else {
+            throw ApplianceError("no frame arrived from the camera within \(Int(timeout)) s; check the camera (kioskcam probe)")
+        }
+        return try result.get()
+    }
+
     /// Why a still cannot be taken now, or nil.
     private var stillProblem: String? {
         guard camera != nil else { return "there is no camera, so there is no picture to take; set [camera] source" }

@@ -17,6 +17,7 @@ struct ApplianceControlHandler: ControlHandler {
     let mqtt: MQTTBridge?
     let uploader: Uploader?
     let broadcast: BroadcastLink
+    let web: WebFactsBox
 
     func handle(_ request: ControlRequest) -> ControlOutcome {
         switch request {
@@ -165,6 +166,7 @@ struct ApplianceControlHandler: ControlHandler {
             report.uploadLastSuccess = figures.lastSuccess
         }
         broadcast.fill(&report)
+        web.fill(&report)
         report.version = version
         return report
     }

@@ -5,6 +5,7 @@ import KioskCore
 import KioskPIN
 import Logging
 import KioskUpload
+import KioskWeb
 import ServiceLifecycle
 
 /// The whole appliance wired together: the capture and recording core, and around it
@@ -21,6 +22,8 @@ public final class ApplianceDaemon: Sendable {
     public let uploader: Uploader?
     /// The screen broadcast the daemon starts and stops (`broadcast.start`/`.stop`).
     public let broadcast: BroadcastLink
+    /// The web app; nil while `[web] enabled` is false or it could not start (logged).
+    public let web: WebServer?
 
     /// Opens what the configuration names (falling back to built-in devices, and saying
     /// so). A part that cannot open (no screen, no GPIO, socket path unusable) is logged
@@ -97,9 +100,12 @@ public final class ApplianceDaemon: Sendable {
             }
         }
         self.mqtt = mqtt
+        let webFacts = WebFactsBox()
         let handler = ApplianceControlHandler(appliance: appliance, interaction: interaction, pinStore: pinStore,
                                               deviceID: deviceID, version: version, mqtt: mqtt, uploader: uploader,
-                                              broadcast: broadcast)
+                                              broadcast: broadcast, web: webFacts)
+        web = Self.openWeb(configuration: configuration, deviceID: deviceID, handler: handler, appliance: appliance,
+                           facts: webFacts, logger: logger)
         var control: ControlServer?
         do {
             control = try ControlServer(path: configuration.control.socketPath, group: configuration.control.socketGroup,
@@ -134,6 +140,7 @@ public final class ApplianceDaemon: Sendable {
             runner.watch("UI loop") { interaction.heartbeat }
         }
         if let control { runner.add(ControlService(server: control)) }
+        if let web { runner.add(WebService(server: web, facts: webFacts, logger: logger)) }
         if let mqtt { runner.add(MQTTService(bridge: mqtt)) }
         if let uploader { runner.add(UploadService(uploader: uploader)) }
         var metrics: MetricsTextfileWriter?
@@ -150,6 +157,25 @@ public final class ApplianceDaemon: Sendable {
             }
         }
         self.metrics = metrics
+    }
+
+    /// The web app, when `[web]` enables it; a part that cannot start (a key that cannot be
+    /// read) is logged with its fix and left off: the camera records regardless.
+    private static func openWeb(configuration: Configuration, deviceID: String?, handler: ApplianceControlHandler,
+                                appliance: Appliance, facts: WebFactsBox, logger: Logger) -> WebServer? {
+        guard configuration.web.enabled else { return nil }
+        do {
+            let backend = WebBackend(control: handler, currentPictureJPEG: { try appliance.currentPictureJPEG() },
+                                     layout: LibraryLayout(root: configuration.storage.mediaRoot))
+            let web = try WebServer(configuration: configuration.web, stateDirectory: configuration.control.stateDirectory,
+                                    deviceID: deviceID, backend: backend, logger: logger)
+            facts.set(web: web, error: nil)
+            return web
+        } catch {
+            logger.error("web app is off: \(error)")
+            facts.set(web: nil, error: error.description)
+            return nil
+        }
     }
 
     /// Runs until SIGTERM/SIGINT (or `runFor` seconds).
@@ -251,5 +277,55 @@ struct UploadService: Service {
         uploader.start()
         try? await gracefulShutdown()
         await onBackgroundThread("kioskcam.upload-stop") { [uploader] in uploader.stop() }
+    }
+}
+
+/// What the status report says about the web app: set once the server exists (it needs
+/// the control handler, which reports on it).
+final class WebFactsBox: Sendable {
+    private let state = Locked<(web: WebServer?, error: String?)>((nil, nil))
+
+    func set(web: WebServer?, error: String?) { state.withLock { $0 = (web, error) } }
+    func setError(_ error: String?) { state.withLock { $0.error = error } }
+
+    func fill(_ report: inout StatusReport) {
+        let (web, error) = state.withLock { $0 }
+        if let web {
+            report.webURL = web.facts.url
+            report.webFingerprint = web.facts.fingerprint
+            report.webUsers = web.userCount
+            let figures = web.figures
+            report.webLoginFailures = figures.loginFailures
+            report.webLoginsThrottled = figures.loginsThrottled
+        }
+        report.webError = error
+    }
+}
+
+/// The web server as a service: it listens until shutdown. A port already taken is logged
+/// with its fix and shown in status; the rest of the appliance goes on.
+struct WebService: Service {
+    let server: WebServer
+    let facts: WebFactsBox
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            let service = try server.service { port in
+                let certificate = server.facts.fingerprint.map { " (certificate SHA-256 \($0))" } ?? ""
+                logger.notice("web app listening on port \(port): \(server.facts.url)\(certificate)")
+            }
+            if server.userCount == 0 {
+                logger.warning("web: no user exists, so nobody can log in: add one with `kioskcam web-user set NAME --role admin`")
+            }
+            try await service.run()
+        } catch {
+            let message = "\(error)".contains("ddress already in use")
+                ? "port \(server.listenAddress) is taken by another program; set [web] listen to a free port"
+                : "\(error)"
+            logger.error("web app stopped: \(message)")
+            facts.setError(message)
+            try? await gracefulShutdown()
+        }
     }
 }

@@ -12,6 +12,8 @@ public enum PinStoreErrorCode: String, DeviceErrorCode {
     case invalidPIN
     /// The new PIN is too easy to guess (and `allowTrivial` was not given).
     case trivialPIN
+    /// A web user's name or password breaks a rule (`WebUserName`, `WebPasswordPolicy`).
+    case invalidWebUser
     /// The state directory or a file in it cannot be read or written.
     case permissionDenied
     /// Any other I/O failure (disk full, read-only file system, missing parent folder).

@@ -70,6 +70,7 @@ enum StateFiles {
         do {
             defer { close(fd) }
             _ = fchmod(fd, 0o600)
+            followDirectoryOwner(fd, directory: directory)
             let bytes = Array(text.utf8)
             var offset = 0
             while offset < bytes.count {
@@ -85,6 +86,16 @@ enum StateFiles {
         guard rename(temp, path) == 0 else { throw .system("replace", path: path, errno: errno) }
         written = true
         syncDirectory(directory)
+    }
+
+    /// Gives a file that root writes (`sudo kioskcam pin set`, `web-user set`) to the owner
+    /// of the state directory, the daemon's own user, which must read it. Only root can
+    /// change an owner; anyone else already writes as the owner.
+    static func followDirectoryOwner(_ fd: Int32, directory: String) {
+        guard geteuid() == 0 else { return }
+        var info = stat()
+        guard stat(directory, &info) == 0, info.st_uid != 0 || info.st_gid != 0 else { return }
+        _ = fchown(fd, info.st_uid, info.st_gid)
     }
 
     /// Removes `path`; a missing file is fine.
@@ -112,6 +123,7 @@ enum StoreLock {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .system("open the lock file", path: path, errno: errno) }
         defer { close(fd) }
+        if let slash = path.lastIndex(of: "/") { StateFiles.followDirectoryOwner(fd, directory: String(path[..<slash])) }
         while flock(fd, LOCK_EX) != 0 {
             guard errno == EINTR else { throw .system("lock", path: path, errno: errno) }
         }

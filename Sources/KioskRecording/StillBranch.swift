@@ -26,6 +26,8 @@ public final class StillBranch: CaptureBranch, Sendable {
     private let clock: MonotonicClock
     private struct State {
         var waiters: [Waiter] = []
+        /// Asked for the JPEG's bytes only (the web app's snapshot.jpg): nothing is saved.
+        var viewers: [Viewer] = []
         var sequence = 0
     }
     private let state = Locked(State())
@@ -37,6 +39,11 @@ public final class StillBranch: CaptureBranch, Sendable {
         var deadline: MonotonicInstant
         var label: String?
         var completion: @Sendable (Result<String, RecorderError>) -> Void
+    }
+
+    private struct Viewer {
+        var id: Int
+        var completion: @Sendable (Result<[UInt8], RecorderError>) -> Void
     }
 
     /// - Parameters:
@@ -77,35 +84,65 @@ public final class StillBranch: CaptureBranch, Sendable {
         queue.asyncAfter(deadline: .now() + seconds) { [weak self] in self?.expire(id) }
     }
 
+    /// The next frame as JPEG bytes, not saved (Home Assistant and NVRs poll this).
+    /// - Parameters:
+    ///   - timeout: Seconds to wait for a frame.
+    ///   - completion: Called once, on the stills queue (or at once when too many wait).
+    public func requestJPEG(timeout: Double, _ completion: @escaping @Sendable (Result<[UInt8], RecorderError>) -> Void) {
+        let seconds = max(0, min(timeout, 3600))
+        let id = state.withLock { state -> Int? in
+            guard state.viewers.count < Self.maximumWaiters else { return nil }
+            state.sequence += 1
+            state.viewers.append(Viewer(id: state.sequence, completion: completion))
+            return state.sequence
+        }
+        guard let id else {
+            completion(.failure(RecorderError(.snapshotFailed, "\(Self.maximumWaiters) pictures are already waiting for a frame from the camera; try again in a moment")))
+            return
+        }
+        queue.asyncAfter(deadline: .now() + seconds) { [weak self] in self?.expire(id) }
+    }
+
     /// A request nobody answered by its deadline fails with a clear message.
     private func expire(_ id: Int) {
-        let expired = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiters.remove(at: index)
+        let (expired, viewer) = state.withLock { state -> (Waiter?, Viewer?) in
+            if let index = state.waiters.firstIndex(where: { $0.id == id }) { return (state.waiters.remove(at: index), nil) }
+            if let index = state.viewers.firstIndex(where: { $0.id == id }) { return (nil, state.viewers.remove(at: index)) }
+            return (nil, nil)
         }
-        expired?.completion(.failure(RecorderError(.snapshotFailed, "no frame came from the camera in time; check the camera (kioskcam status, kioskcam probe)")))
+        let failure = RecorderError(.snapshotFailed, "no frame came from the camera in time; check the camera (kioskcam status, kioskcam probe)")
+        expired?.completion(.failure(failure))
+        viewer?.completion(.failure(failure))
     }
 
     /// Fails every waiting request (shutdown).
     public func failAll(_ reason: String) {
-        let all = state.withLock { state -> [Waiter] in defer { state.waiters.removeAll() }; return state.waiters }
+        let (all, viewers) = state.withLock { state -> ([Waiter], [Viewer]) in
+            defer { state.waiters.removeAll(); state.viewers.removeAll() }
+            return (state.waiters, state.viewers)
+        }
         for waiter in all { waiter.completion(.failure(RecorderError(.snapshotFailed, reason))) }
+        for viewer in viewers { viewer.completion(.failure(RecorderError(.snapshotFailed, reason))) }
     }
 
     /// Waits until stills in progress are saved (shutdown).
     public func drain() { queue.sync {} }
 
     public func take(_ frame: VideoFrame) {
-        let answered = state.withLock { state -> [Waiter] in
-            guard !state.waiters.isEmpty else { return [] }
-            defer { state.waiters.removeAll() }
-            return state.waiters
+        let (answered, viewers) = state.withLock { state -> ([Waiter], [Viewer]) in
+            guard !state.waiters.isEmpty || !state.viewers.isEmpty else { return ([], []) }
+            defer { state.waiters.removeAll(); state.viewers.removeAll() }
+            return (state.waiters, state.viewers)
         }
-        guard !answered.isEmpty else { return }
+        guard !answered.isEmpty || !viewers.isEmpty else { return }
         // The frame's buffer is held until the JPEG is made: no copy. One file per
         // label (a plain still and an event's still of the same frame are two files).
         queue.async { [self] in
             defer { frame.buffer.doneReading() }
+            if !viewers.isEmpty {
+                let jpeg = encodeJPEG(frame)
+                for viewer in viewers { viewer.completion(jpeg) }
+            }
             var saved: [String?: Result<String, RecorderError>] = [:]
             for waiter in answered {
                 let result = saved[waiter.label] ?? save(frame, label: waiter.label)
@@ -115,19 +152,34 @@ public final class StillBranch: CaptureBranch, Sendable {
         }
     }
 
+    /// The frame as JPEG, turned upright, without EXIF (a picture for a page, not a record).
+    private func encodeJPEG(_ frame: VideoFrame) -> Result<[UInt8], RecorderError> {
+        do {
+            return .success(try jpegBytes(frame))
+        } catch let error as MediaError {
+            return .failure(RecorderError(.snapshotFailed, error.description))
+        } catch {
+            return .failure(RecorderError(.snapshotFailed, "\(error)"))
+        }
+    }
+
+    private func jpegBytes(_ frame: VideoFrame) throws -> [UInt8] {
+        let quality = quality, orientation = orientation
+        return try encoder.withLock { cached -> [UInt8] in
+            let encoder: JPEGEncoder
+            if let existing = cached, existing.input == frame.format {
+                encoder = existing
+            } else {
+                encoder = try JPEGEncoder(input: frame.format, quality: quality, orientation: orientation)
+                cached = encoder
+            }
+            return try encoder.encode(frame.buffer.bytes)
+        }
+    }
+
     private func save(_ frame: VideoFrame, label: String?) -> Result<String, RecorderError> {
         do {
-            let quality = quality, orientation = orientation
-            let jpeg = try encoder.withLock { cached -> [UInt8] in
-                let encoder: JPEGEncoder
-                if let existing = cached, existing.input == frame.format {
-                    encoder = existing
-                } else {
-                    encoder = try JPEGEncoder(input: frame.format, quality: quality, orientation: orientation)
-                    cached = encoder
-                }
-                return try encoder.encode(frame.buffer.bytes)
-            }
+            let jpeg = try jpegBytes(frame)
             let now = Date()
             let taken = LocalTimestamp(now)
             let exif = StillExif(taken: taken, utcOffsetMinutes: TimeZone.current.secondsFromGMT(for: now) / 60,

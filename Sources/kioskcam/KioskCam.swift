@@ -23,6 +23,6 @@ struct KioskCam: AsyncParsableCommand {
         subcommands: [Run.self, Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, PlayCommand.self, ExportCommand.self,
                       Probe.self, Salvage.self, ConfigCommand.self, PinCommand.self, StatusCommand.self, StartCommand.self, StopCommand.self,
                       EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, Events.self, Screenshot.self, UploadCommand.self,
-                      BroadcastCommand.self, BroadcastStartCommand.self, BroadcastStopCommand.self, ClipCommand.self]
+                      BroadcastCommand.self, BroadcastStartCommand.self, BroadcastStopCommand.self, ClipCommand.self, WebUserCommand.self]
     )
 }

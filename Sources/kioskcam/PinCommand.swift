@@ -110,7 +110,7 @@ extension PinStoreError {
     /// sysexits.h: bad data, no permission, I/O error.
     var exitCode: Int32 {
         switch code {
-        case .invalidPIN, .trivialPIN: 65
+        case .invalidPIN, .trivialPIN, .invalidWebUser: 65
         case .permissionDenied: 77
         case .io, .corrupt, .crypto: 74
         }

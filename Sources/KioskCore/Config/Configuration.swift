@@ -211,6 +211,7 @@ public struct Configuration: Sendable, Equatable {
     public var motion = Motion()
     public var mqtt = MQTT()
     public var upload = Upload()
+    public var web = Web()
 
     public init() {}
 

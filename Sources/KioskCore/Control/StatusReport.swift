@@ -70,6 +70,15 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var broadcastMemoryMax: Int64?
     /// Broadcasts the kernel killed for going over the cap (the capped cgroup's oom_kill).
     public var broadcastOOMKills: Int?
+    /// The web app (absent while `[web]` is off): its address, the SHA-256 fingerprint of
+    /// its certificate (to compare with a browser's warning), users, and login failures.
+    public var webURL: String?
+    public var webFingerprint: String?
+    public var webUsers: Int?
+    public var webLoginFailures: Int?
+    public var webLoginsThrottled: Int?
+    /// Why the web app is off although enabled (the port taken, an unreadable key …).
+    public var webError: String?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -111,6 +120,12 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case broadcastCap = "broadcast_cap"
         case broadcastMemoryMax = "broadcast_memory_max"
         case broadcastOOMKills = "broadcast_oom_kills"
+        case webURL = "web_url"
+        case webFingerprint = "web_fingerprint_sha256"
+        case webUsers = "web_users"
+        case webLoginFailures = "web_login_failures"
+        case webLoginsThrottled = "web_logins_throttled"
+        case webError = "web_error"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -167,6 +182,16 @@ public struct StatusReport: Sendable, Equatable, Codable {
         }
         if let broadcast { lines.append("broadcast:    \(broadcast)") }
         if let broadcastCap { lines.append("broadcast cap: \(broadcastCap)") }
+        if let webURL {
+            var web = "web:          \(webURL)"
+            if webUsers == 0 { web += " (no user yet: `kioskcam web-user set NAME --role admin`)" }
+            if let failures = webLoginFailures, failures > 0 {
+                web += "; \(failures) wrong password(s), \(webLoginsThrottled ?? 0) throttled"
+            }
+            lines.append(web)
+            if let webFingerprint { lines.append("web cert:     SHA-256 \(webFingerprint)") }
+        }
+        if let webError { lines.append("web error:    \(webError)") }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
         if let version { lines.append("version:      \(version)") }

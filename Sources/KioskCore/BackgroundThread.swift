@@ -1,5 +1,5 @@
 import Foundation
-import KioskCore
+
 
 /// Runs blocking work — a thread join, a semaphore wait, a disk scan, opening a device —
 /// on a thread of its own and awaits it, so the Swift concurrency pool (as many threads

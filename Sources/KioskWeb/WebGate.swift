@@ -1,0 +1,123 @@
+import Crypto
+import Foundation
+import KioskCore
+import KioskPIN
+import Logging
+
+/// Who is asking: logins, sessions and the throttle, under one lock. Passwords are
+/// checked on a thread of their own (PBKDF2 takes 0.1–0.3 s on a Pi), never on the
+/// event loop; a wait in force refuses before any hash is computed.
+final class WebGate: Sendable {
+    struct Identity: Sendable, Equatable {
+        var user: String
+        var role: WebRole
+    }
+
+    enum LoginOutcome: Sendable, Equatable {
+        case accepted(Identity, token: String)
+        case wrong
+        case throttled(seconds: Int)
+        case noUsers
+        case unavailable(String)
+    }
+
+    private struct State {
+        var sessions = WebSessionTable()
+        var throttle = LoginThrottle()
+        /// Basic credentials already checked: SHA-256(user, password) → role and when, so
+        /// that a script polling with Basic costs one hash a minute, not one a request.
+        var basicCache: [Data: (identity: Identity, at: Double)] = [:]
+    }
+
+    private let store: WebUserStore
+    private let logger: Logger
+    private let state = Locked(State())
+    private let clock: @Sendable () -> Double
+
+    init(store: WebUserStore, logger: Logger, clock: @escaping @Sendable () -> Double = { ProcessInfo.processInfo.systemUptime }) {
+        self.store = store
+        self.logger = logger
+        self.clock = clock
+    }
+
+    var hasUsers: Bool { store.hasUsers() }
+
+    var userCount: Int { ((try? store.list()) ?? []).count }
+
+    /// Figures for status and metrics.
+    var figures: (sessions: Int, failures: Int, refused: Int) {
+        state.withLock { ($0.sessions.count, $0.throttle.failuresTotal, $0.throttle.refusedTotal) }
+    }
+
+    /// Checks a password (blocking: call off the event loop) and opens a session.
+    func login(user: String, password: String, address: String) -> LoginOutcome {
+        let now = clock()
+        let wait = state.withLock { $0.throttle.admit(user: user, address: address, now: now) }
+        if wait > 0 {
+            logger.notice("web: login for \(user) from \(address) refused: throttled for \(wait) s")
+            return .throttled(seconds: wait)
+        }
+        guard store.hasUsers() else { return .noUsers }
+        let role: WebRole?
+        do {
+            role = WebUserName.isValid(user) ? try store.verify(name: user, password: password) : nil
+        } catch {
+            logger.error("web: cannot check a login: \(error)")
+            return .unavailable("\(error)")
+        }
+        guard let role else {
+            let next = state.withLock { $0.throttle.fail(user: user, address: address, now: clock()) }
+            let who = WebUserName.isValid(user) ? user : "(invalid name)"
+            let wait = next > 0 ? "; next attempt in \(next) s" : ""
+            logger.warning("web: wrong password for \(who) from \(address)\(wait)")
+            return next > 0 ? .throttled(seconds: next) : .wrong
+        }
+        let token = WebSessionToken.make(from: (0..<32).map { _ in UInt8.random(in: 0 ... .max) })
+        let identity = Identity(user: user, role: role)
+        state.withLock {
+            $0.throttle.succeed(user: user, address: address)
+            $0.sessions.open(token: token, user: user, role: role, now: clock())
+        }
+        logger.notice("web: \(user) (\(role.rawValue)) logged in from \(address)")
+        return .accepted(identity, token: token)
+    }
+
+    /// The identity of a session cookie, if valid — and only while the user still exists
+    /// with that role (a user removed or demoted by the CLI loses its sessions).
+    func identity(token: String) -> Identity? {
+        guard let session = state.withLock({ $0.sessions.use(token: token, now: clock()) }) else { return nil }
+        guard let current = currentRole(of: session.user), current == session.role else {
+            state.withLock { $0.sessions.closeAll(user: session.user) }
+            return nil
+        }
+        return Identity(user: session.user, role: session.role)
+    }
+
+    /// The identity of HTTP Basic credentials (blocking on a cache miss).
+    func identity(basicUser user: String, password: String, address: String) -> LoginOutcome {
+        var hasher = SHA256()
+        hasher.update(data: Array(user.utf8) + [0] + Array(password.utf8))
+        let key = Data(hasher.finalize())
+        let now = clock()
+        if let cached = state.withLock({ $0.basicCache[key] }), now - cached.at < 60, currentRole(of: user) == cached.identity.role {
+            return .accepted(cached.identity, token: "")
+        }
+        let outcome = login(user: user, password: password, address: address)
+        if case .accepted(let identity, let token) = outcome {
+            state.withLock {
+                $0.sessions.close(token: token)
+                if $0.basicCache.count > 64 { $0.basicCache.removeAll() }
+                $0.basicCache[key] = (identity, now)
+            }
+        }
+        return outcome
+    }
+
+    func logout(token: String) {
+        state.withLock { $0.sessions.close(token: token) }
+    }
+
+    private func currentRole(of user: String) -> WebRole? {
+        ((try? store.list()) ?? []).first { $0.name == user }?.role
+    }
+}

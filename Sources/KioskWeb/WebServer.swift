@@ -1,0 +1,121 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import HummingbirdWebSocket
+import KioskCore
+import KioskPIN
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+
+/// The web app in the daemon: HTTPS on its own event-loop thread (SwiftNIO), in front of
+/// the control protocol. Blocking work (password hashes, the control handler, disk
+/// listings, thumbnails) goes to threads of its own; the event loop only moves bytes, so a
+/// request never holds up a media thread and a media thread never waits for the network.
+public final class WebServer: Sendable {
+    /// What `kioskcam status` and the screen show about the web app.
+    public struct Facts: Sendable, Equatable {
+        public var url: String
+        public var fingerprint: String?
+        public var users: Int
+    }
+
+    public let facts: Facts
+    private let configuration: Configuration.Web
+    private let app: WebApp
+    private let gate: WebGate
+    private let connections: ConnectionGate.Counter
+    private let tlsConfiguration: TLSConfiguration?
+    private let logger: Logger
+    private let eventLoops: MultiThreadedEventLoopGroup
+
+    /// Prepares the server: the certificate (made on the first start), the users' store.
+    /// - Throws: `WebError` naming what is wrong — the certificate or key unreadable, the
+    ///   state directory not writable — with the fix.
+    public init(configuration: Configuration.Web, stateDirectory: String, deviceID: String?, backend: WebBackend,
+                logger: Logger) throws(WebError) {
+        self.configuration = configuration
+        self.logger = logger
+        let store = WebUserStore(directory: stateDirectory)
+        gate = WebGate(store: store, logger: logger)
+        connections = ConnectionGate.Counter(limit: configuration.maxConnections)
+        let certificate: WebCertificate?
+        switch configuration.tls {
+        case .off:
+            certificate = nil
+        case .selfSigned:
+            certificate = try WebCertificate.selfSigned(stateDirectory: stateDirectory, deviceID: deviceID,
+                                                        hostNames: [ProcessInfo.processInfo.hostName])
+        case .files:
+            guard let certFile = configuration.certFile, let keyFile = configuration.keyFile else {
+                throw WebError("[web] tls = \"files\" needs cert_file and key_file", hint: "set both, or tls = \"self-signed\"")
+            }
+            certificate = try WebCertificate.load(certificatePath: certFile, keyPath: keyFile, hint: "")
+        }
+        if let certificate {
+            var tls = TLSConfiguration.makeServerConfiguration(certificateChain: certificate.certificateChain.map { .certificate($0) },
+                                                               privateKey: .privateKey(certificate.privateKey))
+            tls.minimumTLSVersion = .tlsv12
+            tlsConfiguration = tls
+        } else {
+            tlsConfiguration = nil
+        }
+        let host = configuration.listen.host == "0.0.0.0" || configuration.listen.host == "::"
+            ? ProcessInfo.processInfo.hostName : configuration.listen.host
+        let hostText = host.contains(":") ? "[\(host)]" : host
+        facts = Facts(url: "\(certificate == nil ? "http" : "https")://\(hostText):\(configuration.listen.port)/",
+                      fingerprint: certificate?.fingerprint, users: ((try? store.list()) ?? []).count)
+        let gate = gate, connections = connections
+        eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        app = WebApp(backend: backend, gate: gate, tls: certificate != nil, status: { [facts] in
+            let figures = gate.figures
+            return ["url": .string(facts.url), "fingerprint_sha256": facts.fingerprint.map(JSONValue.string) ?? .null,
+                    "sessions": .integer(Int64(figures.sessions)), "login_failures": .integer(Int64(figures.failures)),
+                    "logins_throttled": .integer(Int64(figures.refused)), "connections": .integer(Int64(connections.count)),
+                    "connections_refused": .integer(Int64(connections.refusedTotal))]
+        }, logger: logger)
+    }
+
+    /// Users who can log in now (the file is read again: the CLI may have changed it).
+    public var userCount: Int { gate.userCount }
+
+    /// `ADDRESS:PORT`, for messages.
+    public var listenAddress: String { configuration.listen.description }
+
+    /// Login failures and throttled attempts since start, open sessions and connections.
+    public var figures: (loginFailures: Int, loginsThrottled: Int, sessions: Int, connections: Int) {
+        let gate = gate.figures
+        return (gate.failures, gate.refused, gate.sessions, connections.count)
+    }
+
+    /// The server as a service of the daemon's `ServiceGroup`: it listens until shutdown.
+    public func service(onListening: @escaping @Sendable (Int) -> Void = { _ in }) throws(WebError) -> any Service {
+        let counter = connections
+        let idle = TimeAmount.seconds(Int64(configuration.idleTimeoutSeconds))
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionGate(counter: counter, headDeadline: idle)],
+            idleTimeout: idle,
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
+        var server = HTTPServerBuilder.http1(configuration: http)
+        if let tlsConfiguration {
+            do {
+                server = try .tls(server, tlsConfiguration: tlsConfiguration)
+            } catch {
+                throw WebError("cannot set up TLS: \(error)", hint: "check [web] cert_file and key_file, or use tls = \"self-signed\"")
+            }
+        }
+        var logger = logger
+        logger[metadataKey: "part"] = "web"
+        let listen = configuration.listen
+        let application = Application(
+            responder: app, server: server,
+            configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: nil,
+                                                    reuseAddress: true),
+            onServerRunning: { channel in onListening(channel.localAddress?.port ?? listen.port) },
+            eventLoopGroupProvider: .shared(eventLoops), logger: logger)
+        return application
+    }
+}
