@@ -74,6 +74,8 @@ public final class Appliance: Sendable {
     public let digitalZoom: DigitalZoomStage
     /// The live stream of the one encode (`[stream] url`), nil when none is configured.
     public let stream: StreamOutput?
+    /// The web app's live view: the one encode as fMP4 fragments to each viewer.
+    public let live: LiveStream
     /// Event clips (`events.mode` events or both): nil in continuous mode or without a camera.
     public let events: EventRecorder?
     /// The event clips' own recording output and the pre-event ring they begin from.
@@ -146,6 +148,13 @@ public final class Appliance: Sendable {
         digitalZoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
         stream = SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
         if let stream { graph.encoder.add(stream) }
+        let encoder = graph.encoder
+        // Two seconds of the stream per viewer before its GOP is dropped.
+        let streamBytesPerSecond = ((settings.video?.bitrate ?? 1_000_000) + (settings.audio?.bitrate ?? 0)) / 8
+        live = LiveStream(maximumViewers: configuration.web.maxViewers, viewerByteLimit: 2 * streamBytesPerSecond,
+                          expectsAudio: microphone != nil, clock: SystemClock(), logger: logger,
+                          requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) })
+        graph.encoder.add(live)
         (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay, logger: logger)
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, configured: configuration.camera,
                                         logger: logger)

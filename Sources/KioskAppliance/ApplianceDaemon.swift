@@ -166,7 +166,8 @@ public final class ApplianceDaemon: Sendable {
         guard configuration.web.enabled else { return nil }
         do {
             let backend = WebBackend(control: handler, currentPictureJPEG: { try appliance.currentPictureJPEG() },
-                                     layout: LibraryLayout(root: configuration.storage.mediaRoot))
+                                     layout: LibraryLayout(root: configuration.storage.mediaRoot),
+                                     live: appliance.camera == nil ? nil : appliance.live)
             let web = try WebServer(configuration: configuration.web, stateDirectory: configuration.control.stateDirectory,
                                     deviceID: deviceID, backend: backend, logger: logger)
             facts.set(web: web, error: nil)

@@ -16,11 +16,15 @@ public struct WebBackend: Sendable {
     /// The next camera frame as JPEG, not saved. Blocking.
     public var currentPictureJPEG: @Sendable () throws -> [UInt8]
     public var layout: LibraryLayout
+    /// The live view's fan-out (nil: no camera).
+    public var live: LiveStream?
 
-    public init(control: any ControlHandler, currentPictureJPEG: @escaping @Sendable () throws -> [UInt8], layout: LibraryLayout) {
+    public init(control: any ControlHandler, currentPictureJPEG: @escaping @Sendable () throws -> [UInt8], layout: LibraryLayout,
+                live: LiveStream?) {
         self.control = control
         self.currentPictureJPEG = currentPictureJPEG
         self.layout = layout
+        self.live = live
     }
 }
 

@@ -5,6 +5,7 @@ import HummingbirdTLS
 import HummingbirdWebSocket
 import KioskCore
 import KioskPIN
+import KioskRecording
 import Logging
 import NIOCore
 import NIOPosix
@@ -26,6 +27,7 @@ public final class WebServer: Sendable {
     public let facts: Facts
     private let configuration: Configuration.Web
     private let app: WebApp
+    private let live: LiveStream?
     private let gate: WebGate
     private let connections: ConnectionGate.Counter
     private let tlsConfiguration: TLSConfiguration?
@@ -68,6 +70,7 @@ public final class WebServer: Sendable {
         let hostText = host.contains(":") ? "[\(host)]" : host
         facts = Facts(url: "\(certificate == nil ? "http" : "https")://\(hostText):\(configuration.listen.port)/",
                       fingerprint: certificate?.fingerprint, users: ((try? store.list()) ?? []).count)
+        live = backend.live
         let gate = gate, connections = connections
         eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         app = WebApp(backend: backend, gate: gate, tls: certificate != nil, status: { [facts] in
@@ -75,7 +78,9 @@ public final class WebServer: Sendable {
             return ["url": .string(facts.url), "fingerprint_sha256": facts.fingerprint.map(JSONValue.string) ?? .null,
                     "sessions": .integer(Int64(figures.sessions)), "login_failures": .integer(Int64(figures.failures)),
                     "logins_throttled": .integer(Int64(figures.refused)), "connections": .integer(Int64(connections.count)),
-                    "connections_refused": .integer(Int64(connections.refusedTotal))]
+                    "connections_refused": .integer(Int64(connections.refusedTotal)),
+                    "live_viewers": .integer(Int64(backend.live?.status.viewers ?? 0)),
+                    "live_dropped_gops": .integer(Int64(backend.live?.status.droppedGOPs ?? 0))]
         }, logger: logger)
     }
 
@@ -99,7 +104,12 @@ public final class WebServer: Sendable {
             additionalChannelHandlers: [ConnectionGate(counter: counter, headDeadline: idle)],
             idleTimeout: idle,
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
-        var server = HTTPServerBuilder.http1(configuration: http)
+        let gate = gate, live = live, tls = tlsConfiguration != nil, socketLogger = logger
+        var server = HTTPServerBuilder.http1WebSocketUpgrade(
+            configuration: .init(http1: http, ws: .init(maxFrameSize: 16 * 1024, autoPing: .enabled(timePeriod: .seconds(15))))
+        ) { request, channel, _ in
+            LiveSocket.shouldUpgrade(request, channel: channel, gate: gate, live: live, tls: tls, logger: socketLogger)
+        }
         if let tlsConfiguration {
             do {
                 server = try .tls(server, tlsConfiguration: tlsConfiguration)

@@ -188,6 +188,14 @@ final class ConfigurationTests: XCTestCase {
         ("upload", "kinds", "[\"events\", \"photo\"]"),
         ("upload", "max_kbps", "400"),
         ("upload", "delete_after_upload", "true"),
+        ("web", "enabled", "false"),
+        ("web", "listen", "\"127.0.0.1:9443\""),
+        ("web", "tls", "\"files\""),
+        ("web", "cert_file", "\"/etc/kioskcam/web.pem\""),
+        ("web", "key_file", "\"/etc/kioskcam/web.key\""),
+        ("web", "max_connections", "32"),
+        ("web", "idle_timeout_seconds", "20"),
+        ("web", "max_viewers", "4"),
     ]
 
     /// Sections whose expected values come from parsing the section alone (their own
@@ -267,6 +275,14 @@ final class ConfigurationTests: XCTestCase {
         expected.upload.kinds = [.events, .photo]
         expected.upload.maxKbps = 400
         expected.upload.deleteAfterUpload = true
+        expected.web.enabled = false
+        expected.web.listen = WebListenAddress(host: "127.0.0.1", port: 9443)
+        expected.web.tls = .files
+        expected.web.certFile = "/etc/kioskcam/web.pem"
+        expected.web.keyFile = "/etc/kioskcam/web.key"
+        expected.web.maxConnections = 32
+        expected.web.idleTimeoutSeconds = 20
+        expected.web.maxViewers = 4
         for section in Self.sectionsCheckedAlone {
             let alone = Self.fullFile.filter { $0.section == section }.map { "\($0.key) = \($0.value)" }
             let parsed = try XCTUnwrap(parse("[\(section)]\n" + alone.joined(separator: "\n") + "\n"))
