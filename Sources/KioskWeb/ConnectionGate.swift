@@ -1,51 +1,48 @@
 import HTTPTypes
+import HummingbirdCore
 import KioskCore
+import Logging
 import NIOCore
 import NIOHTTPTypes
 
-/// Caps the connections open at once and the time a client may take to send its first
-/// request. Over the cap, a client's request gets a clear 503 and the connection closes
-/// (or, if it sends nothing, it is closed after a short grace). A client that dribbles a
-/// request head (slowloris) is closed when the head is not complete in time, whatever
-/// bytes trickle in meanwhile — the idle timeout alone would be reset by each byte.
-final class ConnectionGate: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+/// Connections open at once, shared by every connection of one server.
+final class ConnectionCounter: Sendable {
+    let limit: Int
+    private let counts = Locked((open: 0, refused: 0))
 
-    /// Shared by every connection of one server.
-    final class Counter: Sendable {
-        let limit: Int
-        private let open = Locked(0)
-        private let refused = Locked(0)
+    init(limit: Int) { self.limit = limit }
 
-        init(limit: Int) { self.limit = limit }
+    var count: Int { counts.withLock { $0.open } }
+    var refusedTotal: Int { counts.withLock { $0.refused } }
 
-        var count: Int { open.withLock { $0 } }
-        var refusedTotal: Int { refused.withLock { $0 } }
-
-        /// Counts a new connection; returns whether it is within the limit.
-        func enter() -> Bool {
-            let within = open.withLock { count -> Bool in
-                count += 1
-                return count <= limit
-            }
-            if !within { refused.withLock { $0 += 1 } }
-            return within
+    /// Counts a new connection; returns whether it is within the limit.
+    func enter() -> Bool {
+        counts.withLock { counts in
+            counts.open += 1
+            if counts.open > limit { counts.refused += 1 }
+            return counts.open <= limit
         }
-
-        func leave() { open.withLock { $0 -= 1 } }
     }
 
-    private let counter: Counter
+    func leave() { counts.withLock { $0.open -= 1 } }
+}
+
+/// The first handler of every connection, before TLS: it counts the connection and
+/// closes it when no complete request head arrives in time — an idle socket, a TLS
+/// handshake that never ends, a head dribbled a byte at a time (slowloris) — and, over
+/// the limit, after a short grace. `ConnectionGate` (after the HTTP decoder) tells it
+/// when a head arrived and an answer ended; a WebSocket, once upgraded, is left alone.
+final class ConnectionWatch: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let counter: ConnectionCounter
     private let headDeadline: TimeAmount
-    private var overLimit = false
+    private(set) var overLimit = false
     private var counted = false
-    private var waitingForHead = true
+    private var upgraded = false
     private var deadline: Scheduled<Void>?
 
-    init(counter: Counter, headDeadline: TimeAmount) {
+    init(counter: ConnectionCounter, headDeadline: TimeAmount) {
         self.counter = counter
         self.headDeadline = headDeadline
     }
@@ -53,65 +50,114 @@ final class ConnectionGate: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         counted = true
         overLimit = !counter.enter()
-        arm(context, after: overLimit ? .seconds(2) : headDeadline)
+        arm(context.channel, after: overLimit ? .seconds(2) : headDeadline)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        if counted {
-            counted = false
-            counter.leave()
-        }
-    }
+    func handlerRemoved(context: ChannelHandlerContext) { release() }
 
     func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    /// A request head is complete: no deadline while it is answered.
+    func headArrived() {
         deadline?.cancel()
+        deadline = nil
+    }
+
+    /// An answer ended: the next head is due within the same time (a kept-alive socket).
+    func answerEnded(_ channel: any Channel) {
+        guard !upgraded, !overLimit else { return }
+        arm(channel, after: headDeadline)
+    }
+
+    /// The connection became a WebSocket: its own pings keep it honest.
+    func becameWebSocket() {
+        upgraded = true
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    private func release() {
+        deadline?.cancel()
+        deadline = nil
         if counted {
             counted = false
             counter.leave()
         }
-        context.fireChannelInactive()
+    }
+
+    private func arm(_ channel: any Channel, after delay: TimeAmount) {
+        deadline?.cancel()
+        deadline = channel.eventLoop.scheduleTask(in: delay) { channel.close(promise: nil) }
+    }
+}
+
+/// After the HTTP decoder: answers 503 to a connection over the limit, and tells the
+/// `ConnectionWatch` when heads arrive and answers end.
+final class ConnectionGate: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private var watch: ConnectionWatch?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        watch = try? context.pipeline.syncOperations.handler(type: ConnectionWatch.self)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        if overLimit {
-            if case .end = part {
-                let body = #"{"error":{"code":"too_many_connections","message":"the camera serves \#(counter.limit) connections at once; close another tab or try again shortly"}}"#
-                var head = HTTPResponse(status: .serviceUnavailable)
-                head.headerFields[.contentType] = "application/json"
-                head.headerFields[.contentLength] = String(body.utf8.count)
-                head.headerFields[.connection] = "close"
-                head.headerFields[.retryAfter] = "5"
-                context.write(wrapOutboundOut(.head(head)), promise: nil)
-                context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(string: body))), promise: nil)
-                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
-            }
+        if case .head = part { watch?.headArrived() }
+        guard watch?.overLimit == true else {
+            context.fireChannelRead(data)
             return
         }
-        if case .head = part, waitingForHead {
-            waitingForHead = false
-            deadline?.cancel()
-            deadline = nil
-        }
-        context.fireChannelRead(data)
+        guard case .end = part else { return }
+        let body = #"{"error":{"code":"too_many_connections","message":"the camera serves this many connections at once already; close another tab or try again shortly"}}"#
+        var head = HTTPResponse(status: .serviceUnavailable)
+        head.headerFields[.contentType] = "application/json"
+        head.headerFields[.contentLength] = String(body.utf8.count)
+        head.headerFields[.connection] = "close"
+        head.headerFields[.retryAfter] = "5"
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(string: body))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        // After a complete answer the next request head is due within the same deadline.
-        if case .end = unwrapOutboundIn(data), !overLimit {
-            waitingForHead = true
-            arm(context, after: headDeadline)
+        switch unwrapOutboundIn(data) {
+        case .head(let head) where head.status == .switchingProtocols: watch?.becameWebSocket()
+        case .end: watch?.answerEnded(context.channel)
+        default: break
         }
         context.write(data, promise: promise)
     }
+}
 
-    private func arm(_ context: ChannelHandlerContext, after delay: TimeAmount) {
-        deadline?.cancel()
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: delay) { [weak self] in
-            guard let self, self.waitingForHead || self.overLimit else { return }
-            loopBound.value.close(promise: nil)
-        }
+/// A server child channel with a `ConnectionWatch` in front of everything (TLS included).
+struct WatchedChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+    let base: Base
+    let counter: ConnectionCounter
+    let headDeadline: TimeAmount
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let counter = counter, headDeadline = headDeadline
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(ConnectionWatch(counter: counter, headDeadline: headDeadline), position: .first)
+        }.flatMap { base.setup(channel: channel, logger: logger) }
+    }
+
+    func handle(value: Value, logger: Logger) async { await base.handle(value: value, logger: logger) }
+}
+
+extension ServerChildChannel {
+    func watched(counter: ConnectionCounter, headDeadline: TimeAmount) -> any ServerChildChannel {
+        WatchedChannel(base: self, counter: counter, headDeadline: headDeadline)
     }
 }
+

@@ -35,8 +35,12 @@ enum LiveSocket {
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    // Reading keeps the socket's pings and closes flowing; a malformed frame ends it.
-                    for try await _ in inbound {}
+                    // Reading keeps pings and closes flowing; a malformed frame ends the socket,
+                    // and so does any message: this socket only sends.
+                    for try await _ in inbound {
+                        try await outbound.close(.policyViolation, reason: "the live socket takes no messages")
+                        return
+                    }
                 }
                 group.addTask {
                     for await chunk in viewer.chunks {

@@ -29,7 +29,7 @@ public final class WebServer: Sendable {
     private let app: WebApp
     private let live: LiveStream?
     private let gate: WebGate
-    private let connections: ConnectionGate.Counter
+    private let connections: ConnectionCounter
     private let tlsConfiguration: TLSConfiguration?
     private let logger: Logger
     private let eventLoops: MultiThreadedEventLoopGroup
@@ -43,7 +43,7 @@ public final class WebServer: Sendable {
         self.logger = logger
         let store = WebUserStore(directory: stateDirectory)
         gate = WebGate(store: store, logger: logger)
-        connections = ConnectionGate.Counter(limit: configuration.maxConnections)
+        connections = ConnectionCounter(limit: configuration.maxConnections)
         let certificate: WebCertificate?
         switch configuration.tls {
         case .off:
@@ -101,18 +101,21 @@ public final class WebServer: Sendable {
         let counter = connections
         let idle = TimeAmount.seconds(Int64(configuration.idleTimeoutSeconds))
         let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ConnectionGate(counter: counter, headDeadline: idle)],
+            additionalChannelHandlers: [ConnectionGate()],
             idleTimeout: idle,
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
-        let gate = gate, live = live, tls = tlsConfiguration != nil, socketLogger = logger
-        var server = HTTPServerBuilder.http1WebSocketUpgrade(
-            configuration: .init(http1: http, ws: .init(maxFrameSize: 16 * 1024, autoPing: .enabled(timePeriod: .seconds(15))))
-        ) { request, channel, _ in
-            LiveSocket.shouldUpgrade(request, channel: channel, gate: gate, live: live, tls: tls, logger: socketLogger)
-        }
-        if let tlsConfiguration {
+        let gate = gate, live = live, tlsConfiguration = tlsConfiguration, socketLogger = logger
+        let upgrade = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: http, ws: .init(maxFrameSize: 16 * 1024, autoPing: .enabled(timePeriod: .seconds(15))))
+        // Built by hand so that a `ConnectionWatch` sits in front of TLS on every connection.
+        let server = HTTPServerBuilder { responder in
+            let http = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: upgrade) { request, channel, _ in
+                LiveSocket.shouldUpgrade(request, channel: channel, gate: gate, live: live, tls: tlsConfiguration != nil,
+                                         logger: socketLogger)
+            }
+            guard let tlsConfiguration else { return http.watched(counter: counter, headDeadline: idle) }
             do {
-                server = try .tls(server, tlsConfiguration: tlsConfiguration)
+                return try TLSChannel(http, tlsConfiguration: tlsConfiguration).watched(counter: counter, headDeadline: idle)
             } catch {
                 throw WebError("cannot set up TLS: \(error)", hint: "check [web] cert_file and key_file, or use tls = \"self-signed\"")
             }

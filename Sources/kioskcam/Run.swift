@@ -1,10 +1,28 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import KioskAppliance
 import KioskBroadcast
 import KioskCLI
 import KioskCore
 import KioskMedia
+
+extension Run {
+    /// A flood of connections to the web app (refused beyond `[web] max_connections`, but
+    /// each holds a descriptor until it is closed) must never leave the recorder unable to
+    /// open its next segment: the soft limit of open files goes up to the hard one (at
+    /// most 65,536), as servers do. The corresponding C function is `setrlimit`.
+    static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return }
+        let wanted = min(limit.rlim_max, 65_536)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = wanted
+        _ = setrlimit(RLIMIT_NOFILE_VALUE, &limit)
+    }
+
+    private static var RLIMIT_NOFILE_VALUE: __rlimit_resource_t { __rlimit_resource_t(RLIMIT_NOFILE.rawValue) }
+}
 
 /// `kioskcam run`: the appliance daemon.
 struct Run: AsyncParsableCommand {
@@ -33,6 +51,7 @@ struct Run: AsyncParsableCommand {
             MediaLibraryLog.setVerbose(common.verbose)
             MediaMemory.keepLargeBuffersOutOfTheHeap()   // an encoder's buffers, freed, go back to the system
             MediaMemory.avoidTransparentHugePages()      // resident memory that does not jump
+            Self.raiseDescriptorLimit()
             let limit = try runFor.map { text -> Double in
                 guard let seconds = parseDuration(text), seconds > 0 else {
                     throw CLIError("--for \(text): use a time such as 20s or 1m", exitCode: 64)

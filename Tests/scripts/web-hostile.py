@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Hostile clients against the web app of a real `kioskcam run`, each a named check.
+
+Usage: web-hostile.py KIOSKCAM_BINARY
+
+Path traversal (plain, %2e%2e, double-encoded, backslashes, a symlink out of the media
+root), a 64 KiB header, a slowloris client, 1,000 idle connections, malformed WebSocket
+frames, cookie tampering, plain HTTP to the TLS port, and 1,000 wrong logins in a row
+while a recording runs. After each, the daemon must still answer, and the recording
+made during the run must be whole. Prints PASS/FAIL per check and, last,
+"N passed, M failed"; exits 1 on any failure.
+"""
+import base64, http.client, json, os, resource, shutil, signal, socket, ssl, struct, subprocess, sys, tempfile, time
+
+BINARY = sys.argv[1]
+TLS = ssl.create_default_context()
+TLS.check_hostname = False
+TLS.verify_mode = ssl.CERT_NONE
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(ok)
+    print(("PASS " if ok else "FAIL ") + name + ("" if ok else ": " + str(detail)[:600]), flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def connect(port, timeout=10):
+    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    return TLS.wrap_socket(raw, server_hostname="127.0.0.1")
+
+
+def raw_request(port, head, timeout=10):
+    """Sends bytes as they are (no client-side normalisation); returns the status or 0."""
+    try:
+        with connect(port, timeout) as s:
+            s.sendall(head)
+            data = b""
+            while b"\r\n" not in data:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            line = data.split(b"\r\n", 1)[0].split()
+            return int(line[1]) if len(line) > 1 else 0
+    except (OSError, ssl.SSLError):
+        return 0
+
+
+def api(port, method, path, body=None, cookie=None, origin=True):
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=TLS, timeout=30)
+    headers = {"Content-Type": "application/json"}
+    if cookie:
+        headers["Cookie"] = cookie
+    if origin and method != "GET":
+        headers["Origin"] = f"https://127.0.0.1:{port}"
+    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, dict(response.getheaders()), data
+
+
+def main():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    folder = tempfile.mkdtemp(prefix="kioskcam-hostile-")
+    port = free_port()
+    config = os.path.join(folder, "kioskcam.toml")
+    with open(config, "w") as f:
+        f.write(f"""[storage]
+media_root = "{folder}/media"
+[camera]
+source = "test"
+size = "320x240"
+[microphone]
+source = "tone"
+[encoder]
+preset = "ultrafast"
+[screen]
+framebuffer = "memory"
+[control]
+state_directory = "{folder}/state"
+socket = "{folder}/control.sock"
+socket_group = ""
+[web]
+listen = "127.0.0.1:{port}"
+max_connections = 16
+idle_timeout_seconds = 5
+""")
+    subprocess.run([BINARY, "web-user", "set", "alice", "--role", "admin", "--config", config],
+                   input=b"correct horse battery\n", check=True, capture_output=True)
+    log = open(os.path.join(folder, "daemon.log"), "wb")
+    daemon = subprocess.Popen([BINARY, "run", "--config", config], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and b"web app listening" not in open(log.name, "rb").read():
+            time.sleep(0.1)
+        status, headers, _ = api(port, "POST", "/api/login", {"user": "alice", "password": "correct horse battery"})
+        cookie = headers.get("Set-Cookie", "").split(";")[0]
+        check("log in", status == 200 and cookie.startswith("kioskcam_session="), status)
+
+        def alive():
+            return api(port, "GET", "/api/status", cookie=cookie)[0] == 200
+
+        status, _, body = api(port, "POST", "/api/recording", {"action": "start", "kind": "video"}, cookie=cookie)
+        check("a recording runs through the attacks", status == 200, body)
+        day = time.strftime("%Y%m%d")
+
+        # Path traversal, sent byte for byte.
+        os.makedirs(f"{folder}/media/video/{day}", exist_ok=True)
+        os.symlink("/etc/passwd", f"{folder}/media/video/{day}/010101.mp4")
+        for path in [f"/media/video/{day}/../../../../etc/passwd", f"/media/video/{day}/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+                     f"/media/video/{day}/%252e%252e%252fetc%252fpasswd", f"/media/video/{day}/..\\..\\..\\etc\\passwd",
+                     "/media/..%2f..%2f..%2fetc/passwd/x", f"/media/video/{day}/010101.mp4", f"/thumbs/video/{day}/010101.mp4",
+                     "/static/..%2f..%2fetc%2fpasswd", "/static/../../../etc/passwd"]:
+            got = raw_request(port, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookie}\r\nConnection: close\r\n\r\n".encode())
+            check(f"traversal refused: {path}", got in (400, 404), got)
+
+        # A 64 KiB header: refused, and the server goes on.
+        got = raw_request(port, b"GET /api/status HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 65536 + b"\r\n\r\n")
+        check("a 64 KiB header is refused", got in (0, 400, 431), got)
+        check("the server answers after the 64 KiB header", alive())
+
+        # Slowloris: a head that never ends is cut off, whatever trickles in.
+        start = time.time()
+        slow = connect(port)
+        slow.sendall(b"GET /api/status HTTP/1.1\r\nHost: x\r\n")
+        closed_after = None
+        while time.time() - start < 20:
+            try:
+                slow.sendall(b"X-a: b\r\n")
+                slow.settimeout(1)
+                if slow.recv(1) == b"":
+                    closed_after = time.time() - start
+                    break
+            except socket.timeout:
+                continue
+            except (OSError, ssl.SSLError):
+                closed_after = time.time() - start
+                break
+        slow.close()
+        check("a slowloris client is closed within the idle timeout", closed_after is not None and closed_after < 12,
+              f"still open after {time.time() - start:.1f} s")
+
+        # 1,000 idle connections: refused or closed, and then the server serves again.
+        idle = []
+        for _ in range(1000):
+            try:
+                idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            except OSError as error:
+                check("1,000 idle connections can be opened", False, error)
+                break
+        time.sleep(10)
+        open_still = 0
+        for s in idle:
+            s.settimeout(0.01)
+            try:
+                if s.recv(1) != b"":
+                    open_still += 1
+            except socket.timeout:
+                open_still += 1
+            except OSError:
+                pass
+            s.close()
+        check("1,000 idle connections are closed by the server", open_still == 0, f"{open_still} still open after 10 s")
+        time.sleep(0.5)
+        check("the server answers after 1,000 idle connections", alive())
+
+        # Over the connection limit: a clear 503.
+        held = [connect(port) for _ in range(16)]
+        for s in held:
+            s.sendall(b"GET /api/login HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.recv(4096)
+        got = raw_request(port, b"GET /api/login HTTP/1.1\r\nHost: x\r\n\r\n")
+        check("beyond max_connections: 503", got == 503, got)
+        for s in held:
+            s.close()
+        time.sleep(0.5)
+
+        # Malformed WebSocket frames.
+        token = cookie
+        for name, frame in [("an unmasked client frame", b"\x81\x05hello"), ("a reserved opcode", b"\x83\x80\x00\x00\x00\x00"),
+                            ("a 2^63 length", b"\x82\xff\x7f\xff\xff\xff\xff\xff\xff\xff\x00\x00\x00\x00"),
+                            ("bytes that are no frame", os.urandom(64))]:
+            try:
+                s = connect(port)
+                key = base64.b64encode(os.urandom(16)).decode()
+                s.sendall((f"GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                           f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: https://127.0.0.1:{port}\r\n"
+                           f"Cookie: {token}\r\n\r\n").encode())
+                head = s.recv(4096)
+                s.sendall(frame)
+                s.settimeout(5)
+                ended = False
+                deadline = time.time() + 10
+                while time.time() < deadline:
+                    try:
+                        if s.recv(65536) == b"":
+                            ended = True
+                            break
+                    except socket.timeout:
+                        break
+                    except (OSError, ssl.SSLError):
+                        ended = True
+                        break
+                s.close()
+                check(f"websocket: {name} ends the socket", head.startswith(b"HTTP/1.1 101") and ended, head[:40])
+            except (OSError, ssl.SSLError) as error:
+                check(f"websocket: {name}", False, error)
+        check("the server answers after malformed frames", alive())
+
+        # Cookie tampering.
+        value = cookie.split("=", 1)[1]
+        flipped = value[:-1] + ("A" if value[-1] != "A" else "B")
+        for name, bad in [("a changed character", "kioskcam_session=" + flipped), ("a truncated token", cookie[:-1]),
+                          ("a quoted token", 'kioskcam_session="' + value + '"'), ("a stale token first", "kioskcam_session=" + flipped + "; " + cookie),
+                          ("another name", "session=" + value), ("a huge value", "kioskcam_session=" + "A" * 9000)]:
+            got = api(port, "GET", "/api/status", cookie=bad)[0]
+            check(f"tampered cookie refused: {name}", got in (400, 401, 431), got)
+
+        # Plain HTTP to the TLS port.
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                s.sendall(b"GET /api/status HTTP/1.1\r\nHost: x\r\nAuthorization: Basic YWxpY2U6Y29ycmVjdCBob3JzZSBiYXR0ZXJ5\r\n\r\n")
+                data = s.recv(4096)
+            check("plain HTTP to the TLS port gets no data", b"state" not in data, data[:80])
+        except OSError:
+            check("plain HTTP to the TLS port gets no data", True)
+
+        # 1,000 wrong logins in a row, over one kept-alive connection.
+        conn = http.client.HTTPSConnection("127.0.0.1", port, context=TLS, timeout=30)
+        counts = {}
+        start = time.time()
+        for attempt in range(1000):
+            conn.request("POST", "/api/login", body=json.dumps({"user": "alice", "password": f"guess-{attempt:04d}-xx"}),
+                         headers={"Content-Type": "application/json"})
+            response = conn.getresponse()
+            response.read()
+            counts[response.status] = counts.get(response.status, 0) + 1
+        took = time.time() - start
+        conn.close()
+        print(f"1000 wrong logins: {counts} in {took:.1f} s", flush=True)
+        check("1,000 wrong logins are all refused", set(counts) <= {401, 429} and sum(counts.values()) == 1000, counts)
+        check("1,000 wrong logins are throttled", counts.get(429, 0) >= 990, counts)
+        status, _, body = api(port, "GET", "/api/status", cookie=cookie)
+        state = json.loads(body) if status == 200 else {}
+        check("the recording ran on through it all", state.get("state") == "recording" and state.get("dropped_frames", 1) == 0,
+              {k: state.get(k) for k in ("state", "dropped_frames", "seconds_recorded")})
+        status, _, body = api(port, "POST", "/api/recording", {"action": "stop"}, cookie=cookie)
+        files = json.loads(body).get("files", []) if status == 200 else []
+        ok = bool(files)
+        for path in files:
+            probe = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path],
+                                   capture_output=True, text=True)
+            ok = ok and probe.returncode == 0 and float(probe.stdout.strip() or 0) > 20
+        check("the recording made during the attacks is whole", ok, files)
+        check("the daemon is still running", daemon.poll() is None)
+        text = open(log.name, "rb").read()
+        check("no password reached the log", b"guess-0" not in text and b"correct horse" not in text)
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            daemon.wait(30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+        log.close()
+        if os.environ.get("KEEP"):
+            print("kept", folder)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    passed = sum(1 for r in results if r)
+    failed = len(results) - passed
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+main()
