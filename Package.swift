@@ -230,6 +230,7 @@ let package = Package(
         .executableTarget(name: "FuzzTOML", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTOML"),
         .executableTarget(name: "FuzzControlRequest", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzControlRequest"),
         .executableTarget(name: "FuzzTouchDecoder", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTouchDecoder"),
+        .executableTarget(name: "FuzzWebRequest", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzWebRequest"),
         .executableTarget(name: "FuzzCgroup", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzCgroup"),
         .executableTarget(name: "FuzzLibraryIndex", dependencies: ["KioskCore", "KioskRecording", "FuzzSupport"],
                           path: "Fuzz/FuzzLibraryIndex"),

@@ -19,7 +19,7 @@ let queue = [], mime = null, retry = 0, retryTimer = 0, watchdog = 0, gen = 0;
 function teardown() {
   clearTimeout(watchdog);
   if (ws) { ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null; try { ws.close(); } catch (e) { /* closed */ } }
-  ws = null; sb = null; queue = []; mime = null;
+  ws = null; sb = null; queue = []; mime = null; fragStart = 0; fragDur = 0;
   if (ms && ms.readyState === 'open') { try { ms.endOfStream(); } catch (e) { /* ignore */ } }
   ms = null;
   if (objUrl) { URL.revokeObjectURL(objUrl); objUrl = null; }
@@ -122,16 +122,24 @@ function pump() {
   }
 }
 
-// Keep latency low: jump to the live edge when more than 1 s behind; trim old data.
+// Keep latency low. Each fragment starts at a keyframe, so "the end" we jump to is the start
+// of the newest fragment: seeking there is cheap and leaves one fragment of data to play.
+// Jumping to the very end (end - 0.1 s) stalls until the next fragment arrives (tested).
+// We jump when more than 1 s behind that point; buffer older than 30 s is trimmed.
+let fragStart = 0, fragDur = 0;
 function chase() {
   if (!sb) return;
   const b = sb.buffered;
   if (!b.length) return;
   const end = b.end(b.length - 1);
-  if (end - video.currentTime > 1.0 || video.currentTime < b.start(0)) {
-    video.currentTime = Math.max(b.start(b.length - 1), end - 0.1);
+  if (end > fragStart) { fragDur = end - fragStart; }
+  const newest = Math.max(b.start(b.length - 1), end - fragDur);
+  const t = video.currentTime;
+  if (!video.seeking && (t < b.start(0) || newest - t > 1.0 || end - t > Math.max(1.0, fragDur + 1.0))) {
+    video.currentTime = newest;
   }
-  if (video.currentTime - b.start(0) > 30) wantTrim = true;
+  fragStart = end;
+  if (t - b.start(0) > 30) wantTrim = true;
   if (video.paused) video.play().catch(() => { /* autoplay refused: user taps */ });
 }
 
@@ -206,7 +214,7 @@ function render() {
     level.classList.toggle('hot', lv > 0.9);
   }
   const recVideo = rec && s.kind !== 'audio', recAudio = rec && s.kind === 'audio';
-  setBtn(btnRec, recVideo, 'Record', 'Stop recording');
+  setBtn(btnRec, recVideo, 'Record', 'Stop video');
   setBtn(btnSound, recAudio, 'Sound', 'Stop sound');
   btnRec.disabled = busy || recAudio;
   btnSound.disabled = busy || recVideo;

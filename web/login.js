@@ -17,13 +17,15 @@ function target() {
 
 function showErr(text) { err.textContent = text; err.hidden = !text; }
 
-function lockFor(seconds) {
+// 429: show the server's message and count down on the button until Retry-After has passed.
+function lockFor(seconds, text) {
   clearInterval(lockTimer);
   let left = Math.max(1, Math.ceil(seconds));
   submit.disabled = true;
+  showErr(text || 'Too many attempts. Try again in ' + left + ' s.');
   const tick = () => {
-    if (left <= 0) { clearInterval(lockTimer); submit.disabled = false; showErr(''); return; }
-    showErr('Too many attempts. Try again in ' + left + ' s.');
+    if (left <= 0) { clearInterval(lockTimer); submit.disabled = false; submit.textContent = 'Log in'; showErr(''); return; }
+    submit.textContent = 'Wait ' + left + ' s';
     left--;
   };
   tick();
@@ -41,7 +43,7 @@ form.addEventListener('submit', async (ev) => {
     location.replace(target());
     return;
   } catch (e) {
-    if (e.status === 429) { lockFor(e.retryAfter || Number((/(\d+)\s*s\b/.exec(e.message) || [])[1]) || 30); return; }
+    if (e.status === 429) { lockFor(e.retryAfter || Number((/(\d+)\s*s\b/.exec(e.message) || [])[1]) || 30, e.message); return; }
     if (e.code === 'no_users') $('#setup-notice').hidden = false;
     if (e.code === 'wrong_credentials') showErr(e.message || 'Wrong user name or password.');
     else showErr(e.message);

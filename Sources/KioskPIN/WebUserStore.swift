@@ -48,7 +48,7 @@ public struct WebUserStore: Sendable {
         }
         if let problem = WebPasswordPolicy.problem(with: password, user: name) {
             throw PinStoreError(.invalidWebUser, operation: "set the web user's password", detail: problem,
-                                hint: "choose a longer password, e.g. four unrelated words")
+                                hint: "four unrelated words make a good one")
         }
         let hash = try PinHash(pin: password, iterations: iterations)
         try StateFiles.ensureDirectory(directory)

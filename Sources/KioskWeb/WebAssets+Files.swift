@@ -49,10 +49,11 @@ code, .mono { font-family: ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu San
 .topbar .btn-ghost:hover { background: rgba(255, 255, 255, .08); }
 .nav { grid-area: nav; display: flex; overflow-x: auto; scrollbar-width: none; }
 .nav a {
-  flex: 1 0 auto; display: flex; align-items: center; justify-content: center; min-height: 44px; padding: 0 12px;
+  flex: 1 0 auto; display: flex; align-items: center; justify-content: center; min-height: 44px; padding: 0 7px;
   color: var(--head-muted); text-decoration: none; font-weight: 560; border-bottom: 3px solid transparent;
 }
 .nav a:hover { color: var(--head-fg); }
+.topbar .btn { min-height: 40px; padding: 0 12px; font-size: .9rem; }
 .nav a[aria-current="page"] { color: #fff; border-bottom-color: var(--accent); }
 body:not([data-role="admin"]) .admin-only { display: none !important; }
 @media (min-width: 760px) {
@@ -123,7 +124,7 @@ label { font-weight: 560; }
 .free-badge { right: 10px; font-weight: 560; }
 @keyframes blink { 50% { opacity: .25; } }
 @media (prefers-reduced-motion: reduce) { .rec-dot { animation: none; } }
-.level { position: absolute; left: 10px; right: 70px; bottom: 12px; height: 6px; border-radius: 3px; background: rgba(255, 255, 255, .2); overflow: hidden; }
+.level { position: absolute; left: 10px; right: 110px; bottom: 12px; height: 6px; border-radius: 3px; background: rgba(255, 255, 255, .2); overflow: hidden; }
 .level-bar { height: 100%; width: 100%; transform-origin: left; transform: scaleX(0); background: linear-gradient(90deg, #2fbf71 0%, #2fbf71 65%, #f2c94c 85%, #eb5757 100%); transition: transform .12s linear; }
 .live-msg { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; text-align: center; padding: 20px; color: #e9eef4; font-weight: 560; background: rgba(0, 0, 0, .35); }
 .unmute { position: absolute; right: 8px; bottom: 4px; min-height: 44px; background: rgba(0, 0, 0, .55); color: #fff; border-color: rgba(255, 255, 255, .25); font-size: .88rem; padding: 0 12px; }
@@ -133,7 +134,7 @@ label { font-weight: 560; }
 .ctl-dot { width: 14px; height: 14px; border-radius: 50%; background: var(--danger); }
 #btn-sound .ctl-dot { background: var(--ok); }
 .ctl.on { background: var(--danger); border-color: var(--danger); color: #fff; }
-.ctl.on .ctl-dot { background: #fff; border-radius: 3px; }
+.ctl.on .ctl-dot, #btn-sound.on .ctl-dot { background: #fff; border-radius: 3px; }
 .live-line { padding: 10px 14px 0; margin: 0; font-size: .9rem; }
 @media (min-width: 760px) {
   .live-main { padding-top: 16px; }
@@ -198,7 +199,10 @@ label { font-weight: 560; }
 .viewer-actions { display: flex; gap: 10px; flex-wrap: wrap; padding: 12px 16px; }
 .trim { border-top: 1px solid var(--line); padding: 14px 16px 16px; display: grid; gap: 10px; }
 .trim h3 { margin: 0; }
-.trim-row { display: grid; grid-template-columns: 70px 1fr auto; gap: 8px; align-items: center; }
+.trim-row { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: 4px 8px; align-items: center; }
+.trim-row label { grid-column: 1 / -1; font-size: .9rem; }
+.trim-fields { display: grid; gap: 10px; }
+@media (min-width: 600px) { .trim-fields { grid-template-columns: 1fr 1fr; } }
 .trim-row input { min-width: 0; }
 .export-result { margin: 0; word-break: break-all; }
 .export-result:empty { display: none; }
@@ -258,12 +262,13 @@ label { font-weight: 560; }
 /* ---------- toast ---------- */
 .toast {
   position: fixed; left: 50%; bottom: max(16px, env(safe-area-inset-bottom)); z-index: 50; transform: translate(-50%, 150%);
-  max-width: calc(100vw - 24px); padding: 12px 16px; border-radius: 12px; background: #1f2833; color: #fff; box-shadow: 0 6px 24px rgba(0, 0, 0, .35);
+  width: max-content; max-width: calc(100vw - 24px); padding: 12px 16px; border-radius: 12px; background: #1f2833; color: #fff; box-shadow: 0 6px 24px rgba(0, 0, 0, .35);
   transition: transform .25s ease; font-weight: 520;
 }
 .toast.show { transform: translate(-50%, 0); }
 .toast.error { background: #9b2c2c; }
 .toast a { color: #9cc3ff; font-weight: 650; margin-left: 6px; }
+.nw { white-space: nowrap; }
 """####,
         "common.js": ####"""
 // KioskCam web app: shared helpers (fetch, formatting, top bar, toasts).
@@ -653,15 +658,17 @@ initShell().then(route).catch((e) => { say(e.message); showError(e); });
   </div>
   <form id="trim" class="trim admin-only" novalidate>
     <h3>Trim &amp; export</h3>
+    <div class="trim-fields">
     <div class="trim-row">
-      <label for="trim-from">From (s)</label>
+      <label for="trim-from">From (seconds)</label>
       <input id="trim-from" type="number" min="0" step="0.1" inputmode="decimal">
-      <button id="set-from" class="btn btn-small" type="button">Set from current time</button>
+      <button id="set-from" class="btn btn-small" type="button" aria-label="Set From to the current playback time">Use current time</button>
     </div>
     <div class="trim-row">
-      <label for="trim-to">To (s)</label>
+      <label for="trim-to">To (seconds)</label>
       <input id="trim-to" type="number" min="0" step="0.1" inputmode="decimal">
-      <button id="set-to" class="btn btn-small" type="button">Set from current time</button>
+      <button id="set-to" class="btn btn-small" type="button" aria-label="Set To to the current playback time">Use current time</button>
+    </div>
     </div>
     <button id="export" class="btn btn-primary" type="submit">Export</button>
     <p id="export-result" class="export-result" role="status" aria-live="polite"></p>
@@ -954,7 +961,7 @@ let queue = [], mime = null, retry = 0, retryTimer = 0, watchdog = 0, gen = 0;
 function teardown() {
   clearTimeout(watchdog);
   if (ws) { ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null; try { ws.close(); } catch (e) { /* closed */ } }
-  ws = null; sb = null; queue = []; mime = null;
+  ws = null; sb = null; queue = []; mime = null; fragStart = 0; fragDur = 0;
   if (ms && ms.readyState === 'open') { try { ms.endOfStream(); } catch (e) { /* ignore */ } }
   ms = null;
   if (objUrl) { URL.revokeObjectURL(objUrl); objUrl = null; }
@@ -1057,16 +1064,24 @@ function pump() {
   }
 }
 
-// Keep latency low: jump to the live edge when more than 1 s behind; trim old data.
+// Keep latency low. Each fragment starts at a keyframe, so "the end" we jump to is the start
+// of the newest fragment: seeking there is cheap and leaves one fragment of data to play.
+// Jumping to the very end (end - 0.1 s) stalls until the next fragment arrives (tested).
+// We jump when more than 1 s behind that point; buffer older than 30 s is trimmed.
+let fragStart = 0, fragDur = 0;
 function chase() {
   if (!sb) return;
   const b = sb.buffered;
   if (!b.length) return;
   const end = b.end(b.length - 1);
-  if (end - video.currentTime > 1.0 || video.currentTime < b.start(0)) {
-    video.currentTime = Math.max(b.start(b.length - 1), end - 0.1);
+  if (end > fragStart) { fragDur = end - fragStart; }
+  const newest = Math.max(b.start(b.length - 1), end - fragDur);
+  const t = video.currentTime;
+  if (!video.seeking && (t < b.start(0) || newest - t > 1.0 || end - t > Math.max(1.0, fragDur + 1.0))) {
+    video.currentTime = newest;
   }
-  if (video.currentTime - b.start(0) > 30) wantTrim = true;
+  fragStart = end;
+  if (t - b.start(0) > 30) wantTrim = true;
   if (video.paused) video.play().catch(() => { /* autoplay refused: user taps */ });
 }
 
@@ -1141,7 +1156,7 @@ function render() {
     level.classList.toggle('hot', lv > 0.9);
   }
   const recVideo = rec && s.kind !== 'audio', recAudio = rec && s.kind === 'audio';
-  setBtn(btnRec, recVideo, 'Record', 'Stop recording');
+  setBtn(btnRec, recVideo, 'Record', 'Stop video');
   setBtn(btnSound, recAudio, 'Sound', 'Stop sound');
   btnRec.disabled = busy || recAudio;
   btnSound.disabled = busy || recVideo;
@@ -1219,7 +1234,7 @@ initShell().then(() => { poll(); setInterval(poll, 1000); }).catch(showError);
 <main class="login-main">
   <div class="login-card card">
     <div class="login-brand"><img src="/static/icon.svg" alt="" width="48" height="48"><h1>KioskCam</h1></div>
-    <p id="setup-notice" class="notice" hidden>No user yet. On the device run: <code>sudo kioskcam web-user set NAME --role admin</code></p>
+    <p id="setup-notice" class="notice" hidden>No user yet. On the device run: <code>sudo kioskcam web-user set NAME <span class="nw">--role admin</span></code></p>
     <form id="login-form" class="form" novalidate>
       <label for="user">User</label>
       <input id="user" name="user" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required>
@@ -1254,13 +1269,15 @@ function target() {
 
 function showErr(text) { err.textContent = text; err.hidden = !text; }
 
-function lockFor(seconds) {
+// 429: show the server's message and count down on the button until Retry-After has passed.
+function lockFor(seconds, text) {
   clearInterval(lockTimer);
   let left = Math.max(1, Math.ceil(seconds));
   submit.disabled = true;
+  showErr(text || 'Too many attempts. Try again in ' + left + ' s.');
   const tick = () => {
-    if (left <= 0) { clearInterval(lockTimer); submit.disabled = false; showErr(''); return; }
-    showErr('Too many attempts. Try again in ' + left + ' s.');
+    if (left <= 0) { clearInterval(lockTimer); submit.disabled = false; submit.textContent = 'Log in'; showErr(''); return; }
+    submit.textContent = 'Wait ' + left + ' s';
     left--;
   };
   tick();
@@ -1278,7 +1295,7 @@ form.addEventListener('submit', async (ev) => {
     location.replace(target());
     return;
   } catch (e) {
-    if (e.status === 429) { lockFor(e.retryAfter || Number((/(\d+)\s*s\b/.exec(e.message) || [])[1]) || 30); return; }
+    if (e.status === 429) { lockFor(e.retryAfter || Number((/(\d+)\s*s\b/.exec(e.message) || [])[1]) || 30, e.message); return; }
     if (e.code === 'no_users') $('#setup-notice').hidden = false;
     if (e.code === 'wrong_credentials') showErr(e.message || 'Wrong user name or password.');
     else showErr(e.message);

@@ -1,0 +1,66 @@
+import Foundation
+import FuzzSupport
+import KioskCore
+
+/// What a web client controls, through every parser of the web app: the request path
+/// (`WebRoute.match`), the Range, Cookie, Authorization and Origin headers, a JSON body
+/// turned into a control request (`WebAPI`), a `date` query, a `[web] listen` value and
+/// the live view's init segment. The first byte picks the method and splits the rest.
+///
+/// Properties beyond "no trap":
+/// - a matched library path names a file under the media root, with no `..` or `%`;
+/// - a partial range lies inside the file;
+/// - a cookie value found is a well-formed token; a Basic user name is valid;
+/// - a body that parses becomes a request whose wire line parses back the same.
+func fuzzWebRequest(_ bytes: UnsafeRawBufferPointer) {
+    guard let first = bytes.first else { return }
+    let methods = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"]
+    let method = methods[Int(first) % methods.count]
+    let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
+
+    switch WebRoute.match(method: method, path: text) {
+    case .route(let route):
+        switch route {
+        case .media(let file), .deleteMedia(let file), .thumbnail(let file):
+            let path = file.path(in: LibraryLayout(root: "/media"))
+            Fuzz.require(path.hasPrefix("/media/") && !path.contains("..") && !path.contains("%") && !path.contains("\\"),
+                         "a library path outside the root: \(path)")
+            Fuzz.require(WebMediaPath(relative: file.relative) == file, "a library path that does not read back: \(file)")
+        case .staticFile(let name):
+            Fuzz.require(!name.contains("/") && !name.contains(".."), "a static name with a folder: \(name)")
+        default:
+            break
+        }
+        _ = route.access
+    case .notFound, .methodNotAllowed:
+        break
+    }
+
+    let size = Int64(first) * 1000
+    if case .partial(let from, let to) = HTTPByteRange.resolve(text, size: size) {
+        Fuzz.require(from >= 0 && from <= to && to < size, "range \(from)-\(to) of \(size) bytes for \(text.debugDescription)")
+    }
+    if let token = HTTPCredentials.cookie(WebSessionTable.cookieName, in: text) {
+        Fuzz.require(WebSessionToken.isWellFormed(token), "a malformed token accepted: \(token)")
+    }
+    if let credentials = HTTPCredentials.basic(text) {
+        Fuzz.require(WebUserName.isValid(credentials.user), "an invalid user name accepted: \(credentials.user)")
+    }
+    _ = WebOriginCheck.allows(origin: text, host: "cam:8443", tls: first & 1 == 0)
+    _ = WebAPI.day(text)
+    _ = WebListenAddress(parsing: text)
+    _ = WebPasswordPolicy.problem(with: text, user: "alice")
+    _ = MSEMimeType.of(initSegment: Array(bytes))
+
+    for route in [WebRoute.recording, .snapshot, .event, .export] {
+        guard case .success(let request) = WebAPI.controlRequest(for: route, body: Array(bytes.dropFirst())) else { continue }
+        let line = ControlCall(id: nil, request: request).line()
+        guard case .success(let again) = ControlCall.parse(line) else { return Fuzz.require(false, "\(request) does not read back") }
+        Fuzz.require(again.request == request, "\(request) reads back as \(again.request)")
+    }
+}
+
+@main
+enum Main {
+    static func main() { Fuzz.main("FuzzWebRequest", fuzzWebRequest) }
+}
