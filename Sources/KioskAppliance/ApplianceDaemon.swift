@@ -167,7 +167,8 @@ public final class ApplianceDaemon: Sendable {
         do {
             let backend = WebBackend(control: handler, currentPictureJPEG: { try appliance.currentPictureJPEG() },
                                      layout: LibraryLayout(root: configuration.storage.mediaRoot),
-                                     live: appliance.camera == nil ? nil : appliance.live)
+                                     live: appliance.camera == nil ? nil : appliance.live,
+                                     configuration: { appliance.configuration })
             let web = try WebServer(configuration: configuration.web, stateDirectory: configuration.control.stateDirectory,
                                     deviceID: deviceID, backend: backend, logger: logger)
             facts.set(web: web, error: nil)

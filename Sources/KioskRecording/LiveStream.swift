@@ -26,44 +26,20 @@ public final class LiveStream: PacketOutput, Sendable {
         public let id: Int
         public let chunks: AsyncStream<LiveChunk>
         fileprivate let continuation: AsyncStream<LiveChunk>.Continuation
-        fileprivate let state: Locked<ViewerState>
+        fileprivate let state: Locked<LiveViewerBudget>
 
         fileprivate init(id: Int, byteLimit: Int) {
             self.id = id
             (chunks, continuation) = AsyncStream.makeStream(of: LiveChunk.self, bufferingPolicy: .unbounded)
-            state = Locked(ViewerState(byteLimit: byteLimit))
+            state = Locked(LiveViewerBudget(byteLimit: byteLimit))
         }
 
         /// The consumer sent a chunk on: its bytes leave the queue's budget.
-        public func consumed(_ chunk: LiveChunk) { state.withLock { $0.queuedBytes -= chunk.bytes.count } }
+        public func consumed(_ chunk: LiveChunk) { state.withLock { $0.consumed(bytes: chunk.bytes.count) } }
 
         /// GOPs this viewer lost because it fell behind.
         public var droppedGOPs: Int { state.withLock { $0.droppedGOPs } }
         public var sentBytes: Int64 { state.withLock { $0.sentBytes } }
-    }
-
-    fileprivate struct ViewerState {
-        let byteLimit: Int
-        var queuedBytes = 0
-        var sentBytes: Int64 = 0
-        var started = false
-        var waitingForKeyframe = true
-        var droppedGOPs = 0
-
-        /// Whether `chunk` goes into the queue, and the bookkeeping for it.
-        mutating func admit(_ chunk: LiveChunk) -> Bool {
-            guard case .fragment(let keyframe) = chunk.kind else { return true }
-            if keyframe { waitingForKeyframe = false }
-            guard !waitingForKeyframe else { return false }
-            if queuedBytes + chunk.bytes.count > byteLimit {
-                waitingForKeyframe = true
-                droppedGOPs += 1
-                return false
-            }
-            queuedBytes += chunk.bytes.count
-            sentBytes += Int64(chunk.bytes.count)
-            return true
-        }
     }
 
     public struct Status: Sendable, Equatable {
@@ -83,6 +59,7 @@ public final class LiveStream: PacketOutput, Sendable {
         var initChunk: LiveChunk?
         var fragments = 0
         var droppedGOPsOfLeft = 0
+        var lastKeyframeRequest: MonotonicInstant?
     }
 
     private let shared = Locked(Shared())
@@ -118,17 +95,21 @@ public final class LiveStream: PacketOutput, Sendable {
         }
     }
 
-    /// A new viewer, or nil when `maximumViewers` already watch.
+    /// A new viewer, or nil when `maximumViewers` already watch. Viewers joining within
+    /// a second share one keyframe (each costs the encoder and the recording a few bytes).
     public func join() -> Viewer? {
-        let viewer = shared.withLock { shared -> Viewer? in
-            guard shared.viewers.count < maximumViewers else { return nil }
+        let now = clock.now()
+        let (viewer, askForKeyframe) = shared.withLock { shared -> (Viewer?, Bool) in
+            guard shared.viewers.count < maximumViewers else { return (nil, false) }
             let viewer = Viewer(id: shared.nextID, byteLimit: viewerByteLimit)
             shared.nextID += 1
             shared.viewers[viewer.id] = viewer
             if let initChunk = shared.initChunk { viewer.continuation.yield(initChunk) }
-            return viewer
+            let ask = shared.lastKeyframeRequest.map { now.seconds(since: $0) >= 1 } ?? true
+            if ask { shared.lastKeyframeRequest = now }
+            return (viewer, ask)
         }
-        if viewer != nil { requestKeyframe(clock.now()) }
+        if askForKeyframe { requestKeyframe(now) }
         return viewer
     }
 
@@ -209,7 +190,8 @@ public final class LiveStream: PacketOutput, Sendable {
             }
         }
         guard let chunk else { return }
-        for viewer in viewers where viewer.state.withLock({ $0.admit(chunk) }) {
+        guard case .fragment(let keyframe) = chunk.kind else { return }
+        for viewer in viewers where viewer.state.withLock({ $0.admit(bytes: chunk.bytes.count, keyframe: keyframe) }) {
             viewer.continuation.yield(chunk)
         }
     }

@@ -23,6 +23,9 @@ enum LiveSocket {
             return .dontUpgrade
         }
         let address = channel.remoteAddress?.ipAddress ?? "unknown"
+        // Called on the channel's event loop. The watch stops timing the connection: the
+        // socket's own pings keep it honest from now on.
+        (try? channel.pipeline.syncOperations.handler(type: ConnectionWatch.self))?.becameWebSocket()
         return .upgrade([:]) { inbound, outbound, _ in
             guard let viewer = live.join() else {
                 try await outbound.close(.policyViolation, reason: "too many viewers; close another live page")

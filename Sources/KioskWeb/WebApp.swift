@@ -18,9 +18,12 @@ public struct WebBackend: Sendable {
     public var layout: LibraryLayout
     /// The live view's fan-out (nil: no camera).
     public var live: LiveStream?
+    /// The configuration in effect (changed by a reload).
+    public var configuration: @Sendable () -> Configuration
 
     public init(control: any ControlHandler, currentPictureJPEG: @escaping @Sendable () throws -> [UInt8], layout: LibraryLayout,
-                live: LiveStream?) {
+                live: LiveStream?, configuration: @escaping @Sendable () -> Configuration) {
+        self.configuration = configuration
         self.control = control
         self.currentPictureJPEG = currentPictureJPEG
         self.layout = layout
@@ -148,8 +151,12 @@ struct WebApp: HTTPResponder {
             return WebResponses.error(.badRequest, "websocket_required", "/api/live is a WebSocket: open it from the live page")
         case .recording, .snapshot, .event, .export:
             return await control(route, request: request, identity: identity)
-        case .settings, .changeSettings:
-            return WebResponses.error(.notImplemented, "not_implemented", "settings are changed in /etc/kioskcam/kioskcam.toml for now (then `systemctl reload kioskcam`)")
+        case .settings:
+            return WebResponses.json(["settings": .object(WebSettings.values(of: backend.configuration())), "schema": .object(WebSettings.schema),
+                                      "writable": .bool(false)])
+        case .changeSettings:
+            return WebResponses.error(.notImplemented, "not_implemented",
+                                      "settings cannot be changed from the web app yet: edit /etc/kioskcam/kioskcam.toml on the board, `kioskcam config check`, then `systemctl reload kioskcam`")
         }
     }
 

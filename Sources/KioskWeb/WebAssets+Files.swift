@@ -1149,7 +1149,7 @@ function render() {
   }
   free.hidden = s.free_bytes == null;
   if (s.free_bytes != null) free.textContent = fmtBytes(s.free_bytes) + ' free';
-  const lv = levelOf(s.audio_levels);
+  const lv = levelOf(s.levels_peak_dbfs != null ? s.levels_peak_dbfs : s.audio_levels);
   levelWrap.hidden = lv === null;
   if (lv !== null) {
     level.style.transform = 'scaleX(' + lv.toFixed(3) + ')';
@@ -1167,7 +1167,7 @@ function render() {
   btnStill.disabled = busy;
   const line = [];
   if (s.camera) line.push('Camera: ' + s.camera);
-  if (s.web && s.web.viewers != null) line.push(s.web.viewers + ' watching');
+  if (s.web && s.web.live_viewers != null) line.push(s.web.live_viewers + ' watching');
   $('#live-status').textContent = line.join(' · ');
 }
 

@@ -53,7 +53,7 @@ enum WebResponses {
         let target = "/login?next=" + (next.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "%2Flive")
         let html = """
             <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Log in</title>
-            <meta http-equiv="refresh" content="0;url=\(target)"></head>
+            <meta http-equiv="refresh" content="0;url=\(target)"><link rel="icon" href="/static/icon.svg"></head>
             <body><p>Please <a href="\(target)">log in</a>.</p></body></html>
             """
         return Response(status: .unauthorized, headers: [.contentType: "text/html; charset=utf-8"],

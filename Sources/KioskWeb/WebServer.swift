@@ -106,7 +106,7 @@ public final class WebServer: Sendable {
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100))
         let gate = gate, live = live, tlsConfiguration = tlsConfiguration, socketLogger = logger
         let upgrade = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: http, ws: .init(maxFrameSize: 16 * 1024, autoPing: .enabled(timePeriod: .seconds(15))))
+            http1: http, ws: .init(maxFrameSize: 16 * 1024, autoPing: .enabled(timePeriod: .seconds(10))))
         // Built by hand so that a `ConnectionWatch` sits in front of TLS on every connection.
         let server = HTTPServerBuilder { responder in
             let http = HTTP1WebSocketUpgradeChannel(responder: responder, configuration: upgrade) { request, channel, _ in

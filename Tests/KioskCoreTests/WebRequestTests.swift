@@ -108,3 +108,35 @@ final class WebRequestTests: XCTestCase {
         XCTAssertNil(MSEMimeType.of(initSegment: []))
     }
 }
+
+/// A live viewer's queue: a slow viewer loses whole GOPs, counted, and goes on at a keyframe.
+final class LiveViewerBudgetTests: XCTestCase {
+    func testAViewerStartsAtAKeyframe() {
+        var budget = LiveViewerBudget(byteLimit: 1000)
+        XCTAssertFalse(budget.admit(bytes: 10, keyframe: false), "not before the first keyframe")
+        XCTAssertTrue(budget.admit(bytes: 10, keyframe: true))
+        XCTAssertTrue(budget.admit(bytes: 10, keyframe: false))
+        XCTAssertEqual(budget.droppedGOPs, 0)
+    }
+
+    func testASlowViewerLosesTheRestOfTheGOPAndGoesOnAtTheNextKeyframe() {
+        var budget = LiveViewerBudget(byteLimit: 1000)
+        XCTAssertTrue(budget.admit(bytes: 600, keyframe: true))
+        XCTAssertTrue(budget.admit(bytes: 300, keyframe: false))
+        XCTAssertFalse(budget.admit(bytes: 200, keyframe: false), "over the limit")
+        XCTAssertEqual(budget.droppedGOPs, 1)
+        budget.consumed(bytes: 900)
+        XCTAssertFalse(budget.admit(bytes: 10, keyframe: false), "the rest of that GOP goes too, though there is room")
+        XCTAssertEqual(budget.droppedGOPs, 1, "one GOP counted once")
+        XCTAssertTrue(budget.admit(bytes: 500, keyframe: true), "a clean start at the next keyframe")
+        XCTAssertEqual(budget.queuedBytes, 500)
+        XCTAssertEqual(budget.sentBytes, 1400)
+    }
+
+    func testAViewerThatNeverReadsHoldsAtMostItsLimit() {
+        var budget = LiveViewerBudget(byteLimit: 10_000)
+        for frame in 0..<10_000 { _ = budget.admit(bytes: 700, keyframe: frame % 30 == 0) }
+        XCTAssertLessThanOrEqual(budget.queuedBytes, 10_000)
+        XCTAssertGreaterThan(budget.droppedGOPs, 300)
+    }
+}

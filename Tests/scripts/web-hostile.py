@@ -187,7 +187,7 @@ idle_timeout_seconds = 5
         token = cookie
         for name, frame in [("an unmasked client frame", b"\x81\x05hello"), ("a reserved opcode", b"\x83\x80\x00\x00\x00\x00"),
                             ("a 2^63 length", b"\x82\xff\x7f\xff\xff\xff\xff\xff\xff\xff\x00\x00\x00\x00"),
-                            ("bytes that are no frame", os.urandom(64))]:
+                            ("a frame cut short", b"\x82\xfe\x3e\x80\x01\x02\x03\x04" + b"x" * 10)]:
             try:
                 s = connect(port)
                 key = base64.b64encode(os.urandom(16)).decode()
@@ -198,7 +198,8 @@ idle_timeout_seconds = 5
                 s.sendall(frame)
                 s.settimeout(5)
                 ended = False
-                deadline = time.time() + 10
+                # A frame cut short waits for its bytes until the pings go unanswered (2 x 10 s).
+                deadline = time.time() + (30 if "short" in name else 10)
                 while time.time() < deadline:
                     try:
                         if s.recv(65536) == b"":
@@ -214,6 +215,70 @@ idle_timeout_seconds = 5
             except (OSError, ssl.SSLError) as error:
                 check(f"websocket: {name}", False, error)
         check("the server answers after malformed frames", alive())
+
+        # The live stream is fMP4 a player reads: init segment, then fragments.
+        def open_live(rcvbuf=None):
+            raw = socket.socket()
+            if rcvbuf:
+                raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            raw.settimeout(10)
+            raw.connect(("127.0.0.1", port))
+            s = TLS.wrap_socket(raw, server_hostname="127.0.0.1")
+            key = base64.b64encode(os.urandom(16)).decode()
+            s.sendall((f"GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                       f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: https://127.0.0.1:{port}\r\n"
+                       f"Cookie: {cookie}\r\n\r\n").encode())
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += s.recv(4096)
+            return s, data.split(b"\r\n\r\n", 1)[1]
+
+        s, pending = open_live()
+        payload, mime, start = b"", None, time.time()
+        while time.time() - start < 4:
+            while len(pending) < 2:
+                pending += s.recv(65536)
+            length = pending[1] & 127
+            offset = 2
+            if length == 126:
+                while len(pending) < 4:
+                    pending += s.recv(65536)
+                length, offset = struct.unpack(">H", pending[2:4])[0], 4
+            elif length == 127:
+                while len(pending) < 10:
+                    pending += s.recv(65536)
+                length, offset = struct.unpack(">Q", pending[2:10])[0], 10
+            while len(pending) < offset + length:
+                pending += s.recv(65536)
+            opcode, body, pending = pending[0] & 15, pending[offset:offset + length], pending[offset + length:]
+            if opcode == 1:
+                mime = json.loads(body).get("mime")
+            elif opcode == 2:
+                payload += body
+        s.close()
+        live_file = os.path.join(folder, "live.mp4")
+        open(live_file, "wb").write(payload)
+        probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-show_entries",
+                                "stream=codec_name,width,height,nb_read_frames", "-of", "json", live_file],
+                               capture_output=True, text=True)
+        streams = json.loads(probe.stdout or "{}").get("streams", [])
+        video = [x for x in streams if x.get("codec_name") == "h264"]
+        check("the live socket sends fMP4 that ffprobe reads: H.264 320x240 and AAC",
+              mime and "avc1" in mime and video and video[0].get("width") == 320 and any(x.get("codec_name") == "aac" for x in streams)
+              and int(video[0].get("nb_read_frames", 0)) >= 60, (mime, probe.stdout[:300], probe.stderr[:200]))
+
+        # A viewer that stops reading loses whole GOPs; the recording does not notice.
+        before = json.loads(api(port, "GET", "/api/status", cookie=cookie)[2])
+        stalled, _ = open_live(rcvbuf=4096)
+        time.sleep(25)
+        after = json.loads(api(port, "GET", "/api/status", cookie=cookie)[2])
+        stalled.close()
+        web_after = after.get("web", {})
+        check("a stalled viewer is cut off (unanswered pings) or drops GOPs, counted",
+              web_after.get("live_dropped_gops", 0) > 0 or web_after.get("live_viewers", 1) == 0, web_after)
+        check("a stalled viewer costs the recording no frame",
+              after.get("dropped_frames", 1) - before.get("dropped_frames", 0) == 0 and after.get("state") == "recording",
+              (before.get("dropped_frames"), after.get("dropped_frames")))
 
         # Cookie tampering.
         value = cookie.split("=", 1)[1]

@@ -77,7 +77,7 @@ socket_group = ""
 {web}""")
     if mode != "off":
         subprocess.run([binary, "web-user", "set", "bench", "--role", "viewer", "--config", config],
-                       input=b"bench password 1\n", check=True, capture_output=True)
+                       input=b"measure the viewers\n", check=True, capture_output=True)
     log = open(os.path.join(folder, "daemon.log"), "wb")
     daemon = subprocess.Popen([binary, "run", "--config", config], stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -89,7 +89,7 @@ socket_group = ""
         threads, counts, stop = [], {}, threading.Event()
         if mode == "viewers":
             conn = http.client.HTTPSConnection("127.0.0.1", port, context=TLS, timeout=30)
-            conn.request("POST", "/api/login", body=json.dumps({"user": "bench", "password": "bench password 1"}),
+            conn.request("POST", "/api/login", body=json.dumps({"user": "bench", "password": "measure the viewers"}),
                          headers={"Content-Type": "application/json"})
             response = conn.getresponse()
             response.read()
@@ -99,6 +99,7 @@ socket_group = ""
                 thread.start()
                 threads.append(thread)
             time.sleep(2)
+        before = json.loads(control(binary, config, "status", "--json").stdout or "{}")
         start_cpu, start = cpu_seconds(daemon.pid), time.time()
         time.sleep(seconds)
         cpu = (cpu_seconds(daemon.pid) - start_cpu) / (time.time() - start)
@@ -108,7 +109,8 @@ socket_group = ""
             thread.join()
         hwm = vmhwm_mib(daemon.pid)
         control(binary, config, "stop")
-        return {"cpu": cpu, "hwm": hwm, "dropped": status.get("dropped_frames", -1),
+        dropped = status.get("dropped_frames", -1) - before.get("dropped_frames", 0)
+        return {"cpu": cpu, "hwm": hwm, "dropped": dropped,
                 "received": [counts.get(i, 0) for i in range(len(threads))]}
     finally:
         daemon.send_signal(signal.SIGTERM)
@@ -125,7 +127,7 @@ for run in range(runs):
         r = one_run(mode)
         results[mode].append(r)
         extra = f", each viewer got {min(r['received']) / 1e6:.1f}–{max(r['received']) / 1e6:.1f} MB" if r["received"] else ""
-        print(f"run {run + 1} {mode:>7}: CPU {r['cpu']:.3f} s/s, peak RSS {r['hwm']:.1f} MiB, dropped frames {r['dropped']}{extra}",
+        print(f"run {run + 1} {mode:>7}: CPU {r['cpu']:.3f} s/s, peak RSS {r['hwm']:.1f} MiB, frames dropped while measured {r['dropped']}{extra}",
               flush=True)
 
 median = {mode: {k: statistics.median(r[k] for r in rs) for k in ("cpu", "hwm")} for mode, rs in results.items()}

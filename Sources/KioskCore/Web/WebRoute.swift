@@ -76,6 +76,7 @@ public enum WebRoute: Equatable, Sendable {
             switch parts[0] {
             case "": return only(["GET": .root])
             case "login": return only(["GET": .loginPage])
+            case "favicon.ico": return only(["GET": .staticFile("icon.svg")])
             case let name:
                 guard let page = WebPage(rawValue: name) else { return .notFound }
                 return only(["GET": .page(page)])
