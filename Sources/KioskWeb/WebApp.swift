@@ -146,6 +146,7 @@ struct WebApp: HTTPResponder {
         case .media(let file): return await media(file, request: request, context: context)
         case .deleteMedia(let file): return await delete(file, identity: identity)
         case .thumbnail(let file): return await thumbnail(file)
+        case .exportedClip(let name): return await exportedClip(name, request: request, context: context)
         case .snapshotJPEG: return await snapshotJPEG()
         case .live:
             return WebResponses.error(.badRequest, "websocket_required", "/api/live is a WebSocket: open it from the live page")
@@ -263,11 +264,27 @@ struct WebApp: HTTPResponder {
         guard let info = Self.regularFile(path, root: backend.layout.root) else {
             return WebResponses.error(.notFound, "not_found", "\(file.relative) is not in the library (deleted, or retention removed it)")
         }
+        return await serve(path, info: info, type: Self.contentType(file.kind), downloadName: "\(file.day)-\(file.name)",
+                           request: request, context: context)
+    }
+
+    private func exportedClip(_ name: String, request: Request, context: WebContext) async -> Response {
+        let path = backend.layout.exportsDirectory + "/" + name
+        guard let info = Self.regularFile(path, root: backend.layout.root) else {
+            return WebResponses.error(.notFound, "not_found", "there is no exported clip \(name) (exports are temporary: export it again)")
+        }
+        let type = name.hasSuffix(".wav") ? "audio/wav" : name.hasSuffix(".m4a") ? "audio/mp4" : "video/mp4"
+        return await serve(path, info: info, type: type, downloadName: name, request: request, context: context)
+    }
+
+    /// A file with Range, ETag and Last-Modified (RFC 9110).
+    private func serve(_ path: String, info: FileFacts, type: String, downloadName: String, request: Request,
+                       context: WebContext) async -> Response {
         let etag = HTTPETag.of(size: info.size, modifiedSeconds: info.modified.seconds, modifiedNanoseconds: info.modified.nanoseconds)
         var headers: HTTPFields = [
-            .contentType: Self.contentType(file.kind), .acceptRanges: "bytes", .eTag: etag,
+            .contentType: type, .acceptRanges: "bytes", .eTag: etag,
             .lastModified: Self.httpDate(info.modified.seconds), .cacheControl: "private, max-age=3600",
-            .contentDisposition: "inline; filename=\"\(file.day)-\(file.name)\"",
+            .contentDisposition: "inline; filename=\"\(downloadName)\"",
         ]
         if HTTPETag.matches(ifNoneMatch: request.headers[.ifNoneMatch], etag: etag) {
             return Response(status: .notModified, headers: headers)
@@ -291,7 +308,7 @@ struct WebApp: HTTPResponder {
                                           headers: [.contentRange: "bytes */\(info.size)"])
             }
         } catch {
-            return WebResponses.error(.notFound, "not_found", "\(file.relative) could not be read")
+            return WebResponses.error(.notFound, "not_found", "\(downloadName) could not be read")
         }
     }
 
@@ -352,9 +369,13 @@ struct WebApp: HTTPResponder {
         return await onBackgroundThread("kioskcam.web.control") {
             var outcome = control.handle(controlRequest)
             // The pages want URLs for what was made.
-            if case .success(var fields) = outcome, case .string(let path)? = fields["path"],
-               let relative = Self.relativeLibraryPath(path, root: layout.root), let file = WebMediaPath(relative: relative) {
-                fields["url"] = .string(file.mediaURL)
+            if case .success(var fields) = outcome, case .string(let path)? = fields["path"] {
+                if let relative = Self.relativeLibraryPath(path, root: layout.root), let file = WebMediaPath(relative: relative) {
+                    fields["url"] = .string(file.mediaURL)
+                } else if path.hasPrefix(layout.exportsDirectory + "/"), case let name = String(path.dropFirst(layout.exportsDirectory.count + 1)),
+                          WebExportName.isValid(name) {
+                    fields["url"] = .string("/exports/" + name)
+                }
                 outcome = .success(fields)
             }
             return WebResponses.outcome(outcome)

@@ -23,6 +23,7 @@ final class WebSecurityTests: XCTestCase {
             ("GET", "/api/snapshot.jpg", .viewer), ("GET", "/api/live", .viewer), ("POST", "/api/recording", .admin),
             ("POST", "/api/snapshot", .admin), ("POST", "/api/event", .admin), ("POST", "/api/export", .admin),
             ("GET", "/api/settings", .admin), ("PUT", "/api/settings", .admin),
+            ("GET", "/exports/video-20261128-101455_0-1000.mp4", .viewer),
         ]
         for (method, path, role) in closed {
             guard case .route(let route) = WebRoute.match(method: method, path: path) else { return XCTFail("\(method) \(path)") }
@@ -54,6 +55,7 @@ final class WebSecurityTests: XCTestCase {
             "/media/video/20261128/101455.mp4/..", "/media/video/20261128//101455.mp4", "/media/etc/20261128/101455.mp4",
             "/media/video/20261128/101455.jpg", "/media/video/20261128/101455..mp4", "/media/video/20261128/abc.mp4",
             "/thumbs/video/20261128/.thumbs", "/media/video/20261128/101455.mp4%00.jpg",
+            "/exports/../../etc/passwd", "/exports/..mp4", "/exports/.hidden.mp4", "/exports/clip.sh", "/exports/a%2fb.mp4",
         ]
         for path in hostile {
             XCTAssertEqual(WebRoute.match(method: "GET", path: path), .notFound, path)

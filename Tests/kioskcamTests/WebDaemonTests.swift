@@ -183,6 +183,17 @@ final class WebDaemonTests: XCTestCase {
         XCTAssertEqual(picture.status, 200)
         XCTAssertEqual(picture.headers["content-type"], "image/jpeg")
 
+        // An export, downloaded from the URL the answer gives.
+        let export = try request(web, "POST", "/api/export", body: #"{"file":"\#(video["file"] as? String ?? "")","from":0,"to":1}"#,
+                                 headers: [origin])
+        XCTAssertEqual(export.status, 200, export.body)
+        let clipURL = try XCTUnwrap(export.json["url"] as? String, export.body)
+        XCTAssertTrue(clipURL.hasPrefix("/exports/"), clipURL)
+        let clip = folder.path + "/clip.mp4"
+        _ = try Tool.run(try curl, ["-sk", "-b", web.jar, "-o", clip, web.base + clipURL])
+        XCTAssertGreaterThan(try FFprobe.probe(clip).format.durationSeconds, 0.5)
+        XCTAssertEqual(try request(web, "GET", "/exports/..%2f..%2fetc%2fpasswd").status, 404)
+
         // The viewer.
         let viewerJar = Web(daemon: web.daemon, port: web.port, jar: folder.path + "/viewer-cookies")
         XCTAssertEqual(try login(viewerJar, "bob", password: "viewer pass 123").json["role"] as? String, "viewer")

@@ -24,6 +24,8 @@ public enum WebRoute: Equatable, Sendable {
     case media(WebMediaPath)
     case deleteMedia(WebMediaPath)
     case thumbnail(WebMediaPath)
+    /// A clip `POST /api/export` made (`<media root>/exports/tmp/<name>`).
+    case exportedClip(String)
     case snapshotJPEG
     case live
     case recording
@@ -38,7 +40,7 @@ public enum WebRoute: Equatable, Sendable {
         switch self {
         case .loginPage, .staticFile, .loginInfo, .login: .open
         case .root, .page(.live), .page(.library), .page(.events), .page(.status), .logout, .me, .status, .library, .events,
-             .media, .thumbnail, .snapshotJPEG, .live: .user(.viewer)
+             .media, .thumbnail, .exportedClip, .snapshotJPEG, .live: .user(.viewer)
         case .page(.settings), .deleteMedia, .recording, .snapshot, .event, .export, .settings, .changeSettings: .user(.admin)
         }
     }
@@ -101,6 +103,9 @@ public enum WebRoute: Equatable, Sendable {
             case "settings": return only(["GET": .settings, "PUT": .changeSettings])
             default: return .notFound
             }
+        case 2 where parts[0] == "exports":
+            guard WebExportName.isValid(parts[1]) else { return .notFound }
+            return only(["GET": .exportedClip(parts[1])])
         case 4 where parts[0] == "media":
             guard let file = WebMediaPath(kind: parts[1], day: parts[2], name: parts[3]) else { return .notFound }
             return only(["GET": .media(file), "DELETE": .deleteMedia(file)])
@@ -133,5 +138,16 @@ public enum WebStaticName {
         guard parts.count == 2, (1...40).contains(parts[0].utf8.count),
               parts[0].utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }) else { return nil }
         return types[String(parts[1])]
+    }
+}
+
+/// An exported clip's file name as `LibraryLayout.exportName` makes it:
+/// `video-20261128-101455_1500-4000.mp4` — `a-z 0-9 - _ .`, one of the clip extensions, no `..`.
+public enum WebExportName {
+    public static func isValid(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (5...120).contains(bytes.count), !name.hasPrefix("."), !name.contains(".."),
+              ["mp4", "m4a", "wav"].contains(where: { name.hasSuffix("." + $0) }) else { return false }
+        return bytes.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 || $0 == 95 || $0 == 46 }
     }
 }
