@@ -17,7 +17,7 @@ public enum UploadCredentials {
             let code = errno
             let fix = code == ENOENT
                 ? "create it with the bucket user's secret key on one line (and chmod 600 it), or correct the path"
-                : "it must be readable by the user kioskcam runs as (root): check its owner and mode"
+                : "it must be readable by the user kioskcam runs as (kioskcam): `chown kioskcam FILE; chmod 600 FILE`"
             throw UploadError(.credentials, "\(key) = \"\(path)\" cannot be read: \(String(cString: strerror(code))); \(fix)")
         }
         defer { close(fd) }

@@ -113,6 +113,45 @@ has() { if grep -qF -- "$2" "$1"; then pass; else fail "$(basename "$1") lacks '
 lacks() { if grep -qF -- "$2" "$1"; then fail "$(basename "$1") contains '$2'"; else pass; fi; }
 exists() { if [ -e "$1" ] || [ -L "$1" ]; then pass; else fail "missing: ${1#"$work"/}"; fi; }
 absent() { if [ -e "$1" ] || [ -L "$1" ]; then fail "should not exist: ${1#"$work"/}"; else pass; fi; }
+# owned_by_kioskcam ROOT PATH…: each PATH (not following links) belongs to ROOT's user
+# and group kioskcam, by the numbers in ROOT/etc/passwd and ROOT/etc/group.
+owned_by_kioskcam() {
+  local root=$1 uid gid path got
+  shift
+  uid=$(awk -F: '$1 == "kioskcam" { print $3 }' "$root/etc/passwd" 2>/dev/null)
+  gid=$(awk -F: '$1 == "kioskcam" { print $3 }' "$root/etc/group" 2>/dev/null)
+  for path in "$@"; do
+    got=$(stat -c '%u:%g' "$path" 2>&1)
+    if [ -n "$uid" ] && [ "$got" = "$uid:$gid" ]; then pass; else fail "${path#"$work"/} is owned by '$got', not kioskcam (${uid:-no user}:${gid:-no group})"; fi
+  done
+}
+# The daemon's user as sysusers.d made it below ROOT: a system user, primary group
+# kioskcam, home /var/lib/kioskcam, no login shell, in the device groups.
+kioskcam_user() {
+  local root=$1 entry group
+  entry=$(grep '^kioskcam:' "$root/etc/passwd" 2>/dev/null || true)
+  if [[ "$entry" =~ ^kioskcam:x:([0-9]+):([0-9]+):[^:]*:/var/lib/kioskcam:/usr/sbin/nologin$ ]] && [ "${BASH_REMATCH[1]}" -lt 1000 ] \
+    && grep -q "^kioskcam:x:${BASH_REMATCH[2]}:" "$root/etc/group"; then pass; else fail "no system user kioskcam (group kioskcam, home /var/lib/kioskcam, nologin) below ${root#"$work"/}: '$entry'"; fi
+  for group in video audio input render gpio; do
+    if grep -Eq "^$group:[^:]*:[0-9]+:(.*,)?kioskcam(,|$)" "$root/etc/group"; then pass; else fail "kioskcam is not in group $group below ${root#"$work"/}"; fi
+  done
+}
+# as_older_root_install ROOT: /var/lib/kioskcam as a package from before the user left it
+# (the daemon ran as root): all root's, a device ID, footage, and a link to a root file
+# outside that handing the tree over must not touch; and a metrics file a crash left in
+# node_exporter's folder, which the new daemon could not replace there.
+as_older_root_install() {
+  local state=$1/var/lib/kioskcam
+  mkdir -p "$state/media/video/20261101" "$1/var/lib/prometheus/node-exporter"
+  echo "kioskcam_recording 0" >"$1/var/lib/prometheus/node-exporter/kioskcam.prom"
+  echo 3f2a >"$state/device-id"
+  chmod 600 "$state/device-id"
+  echo footage >"$state/media/video/20261101/070000.mp4"
+  echo "not the state folder's" >"$work/outside-$(basename "$1")"
+  ln -sfn "$work/outside-$(basename "$1")" "$state/media/link-outside"
+  chown -R -h 0:0 "$state" "$work/outside-$(basename "$1")"
+}
+
 # The stub calls, in order: "before" must come before "after".
 in_order() {
   local a b
@@ -274,12 +313,27 @@ else
     exists "$root/$path"
   done
   has "$root/etc/group" "kioskcam:x:"
+  # The daemon runs as its own user, which exists once deployed and owns the state.
+  kioskcam_user "$root"
+  has "$root/usr/lib/systemd/system/kioskcam.service" "User=kioskcam"
   if [ "$(stat -c %a "$root/var/lib/kioskcam")" = 700 ]; then pass; else fail "state folder mode $(stat -c %a "$root/var/lib/kioskcam")"; fi
+  owned_by_kioskcam "$root" "$root/var/lib/kioskcam" "$root/var/lib/kioskcam/media"
+  # A board whose state folder is root's (the daemon ran as root): handed over once,
+  # links changed themselves and never what they point to.
+  as_older_root_install "$root"
   # The board's config is kept, unless --config (then backed up).
   echo "# edited on the board" >>"$root/etc/kioskcam/kioskcam.toml"
   run 0 "$scripts/kioskcam-deploy" root@board --binary "$binary" --remote-root "$root" --force
   has "$root/etc/kioskcam/kioskcam.toml" "# edited on the board"
+  has "$work/err" "handing $root/var/lib/kioskcam to the user kioskcam"
+  owned_by_kioskcam "$root" "$root/var/lib/kioskcam" "$root/var/lib/kioskcam/device-id" "$root/var/lib/kioskcam/media/video/20261101/070000.mp4" \
+    "$root/var/lib/kioskcam/media/link-outside"
+  if [ "$(stat -c %u "$work/outside-board-root")" = 0 ]; then pass; else fail "deploy's hand-over followed a link out of the state folder"; fi
+  absent "$root/var/lib/prometheus/node-exporter/kioskcam.prom"
+  if [ "$(stat -c %a "$root/var/lib/prometheus/node-exporter")" = 1775 ]; then pass; else fail "textfile folder mode $(stat -c %a "$root/var/lib/prometheus/node-exporter")"; fi
+  if [ "$(stat -c %a "$root/var/lib/kioskcam/device-id")" = 600 ]; then pass; else fail "device-id mode $(stat -c %a "$root/var/lib/kioskcam/device-id") after the hand-over"; fi
   run 0 "$scripts/kioskcam-deploy" root@board --binary "$binary" --remote-root "$root" --force --config
+  lacks "$work/err" "handing"
   lacks "$root/etc/kioskcam/kioskcam.toml" "# edited on the board"
   has "$root/etc/kioskcam/kioskcam.toml.bak" "# edited on the board"
   # Safety: wrong CPU, dynamic Swift runtime, dry run.
@@ -350,16 +404,33 @@ exists "$droot/usr/bin/kioskcam"
 exists "$droot/usr/bin/kioskcam-broadcast"
 exists "$droot/etc/systemd/system/multi-user.target.wants/kioskcam.service"
 has "$droot/etc/group" "kioskcam:x:"
+kioskcam_user "$droot"
+has "$droot/usr/lib/systemd/system/kioskcam.service" "User=kioskcam"
+has "$droot/usr/lib/udev/rules.d/70-kioskcam.rules" 'KERNEL=="gpiochip[0-9]*", GROUP="gpio", MODE="0660"'
 if [ "$(stat -c %a "$droot/var/lib/kioskcam")" = 700 ]; then pass; else fail "dpkg install: state folder mode $(stat -c %a "$droot/var/lib/kioskcam")"; fi
+owned_by_kioskcam "$droot" "$droot/var/lib/kioskcam" "$droot/var/lib/kioskcam/media"
+# An upgrade from a package whose daemon ran as root: the tree is handed over once.
+as_older_root_install "$droot"
 echo "# local edit" >>"$droot/etc/kioskcam/kioskcam.toml"
 echo footage >"$droot/var/lib/kioskcam/media/keep.mp4"
+chown 0:0 "$droot/var/lib/kioskcam/media/keep.mp4"
 run 0 dpkg_in_root -i "$deb"
 has "$droot/etc/kioskcam/kioskcam.toml" "# local edit"
+has "$work/err" "now belongs to the user kioskcam"
+owned_by_kioskcam "$droot" "$droot/var/lib/kioskcam" "$droot/var/lib/kioskcam/device-id" "$droot/var/lib/kioskcam/media/keep.mp4" \
+  "$droot/var/lib/kioskcam/media/video/20261101/070000.mp4" "$droot/var/lib/kioskcam/media/link-outside"
+if [ "$(stat -c %u "$work/outside-dpkg-root")" = 0 ]; then pass; else fail "the postinst's hand-over followed a link out of the state folder"; fi
+absent "$droot/var/lib/prometheus/node-exporter/kioskcam.prom"
+if [ "$(stat -c %a "$droot/var/lib/prometheus/node-exporter")" = 1775 ]; then pass; else fail "dpkg: textfile folder mode $(stat -c %a "$droot/var/lib/prometheus/node-exporter")"; fi
+run 0 dpkg_in_root -i "$deb"
+lacks "$work/err" "now belongs to the user kioskcam"
 run 0 dpkg_in_root --purge kioskcam
 absent "$droot/usr/bin/kioskcam"
 absent "$droot/etc/systemd/system/multi-user.target.wants/kioskcam.service"
 absent "$droot/etc/kioskcam/kioskcam.toml"
 exists "$droot/var/lib/kioskcam/media/keep.mp4"
+# The user stays with the files it owns.
+has "$droot/etc/passwd" "kioskcam:x:"
 
 echo "== hardware/pinmap.toml agrees with the default config"
 config=$repo/rootfs/etc/kioskcam/kioskcam.toml
@@ -370,8 +441,14 @@ for pair in record_button:record_line snapshot_button:snapshot_line status_led:l
 done
 
 echo "== check-rootfs"
-run 0 "$scripts/check-rootfs"
+# The daemon listens on the network (the web server): its unit's exposure stays at or
+# below 2.0, it runs as kioskcam, and udev gives the GPIO chips to group gpio.
+run 0 "$scripts/check-rootfs" --max-exposure 2.0
 has "$work/out" "exposure"
+has "$work/out" "kioskcam.service runs as User=kioskcam"
+has "$work/out" "system user kioskcam"
+has "$work/out" "/var/lib/kioskcam and its media folder 0700 kioskcam:kioskcam"
+has "$work/out" "gives /dev/gpiochip* to group gpio"
 sed -n 's/^\(check-rootfs: .*\)/   \1/p; s/^  \(ok\|skip\|FAIL\) .*/   &/p' "$work/out"
 broken=$work/broken-rootfs
 cp -a "$repo/rootfs" "$broken"

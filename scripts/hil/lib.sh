@@ -246,3 +246,121 @@ hil_gpio_sim() {
         return 1
     fi
 }
+
+# --- the daemon as kioskcam.service runs it: user kioskcam, device groups ---------------
+# On a board, kioskcam.service runs as the user kioskcam (sysusers.d/kioskcam.conf) and
+# reaches the devices through its groups, which udev gives the nodes. These three
+# helpers make the guest that board: the user from the project's own sysusers.d file,
+# udevd with the project's own udev rule, and `kioskcam run` started as that user.
+
+# hil_service_user [ROOTFS]: runs ROOTFS's sysusers.d/kioskcam.conf (default: this
+# checkout's rootfs/) over copies of the guest's passwd/group/shadow/gshadow and binds
+# the results over /etc's (read-only 9p here), so the user kioskcam, the gpio group and
+# the memberships exist for every program in the guest. Sets HIL_SERVICE_GROUPS to the
+# unit's SupplementaryGroups=, comma-separated. Reports PASS/FAIL; non-zero on failure.
+hil_service_user() {
+    local rootfs=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/rootfs}
+    local sysroot=/run/hil-sysusers err=$HIL_RESULTS/sysusers.err file
+    mkdir -p "$sysroot/etc" "$sysroot/usr/lib/sysusers.d"
+    for file in passwd group shadow gshadow; do
+        [[ ! -f /etc/$file ]] || cp -p "/etc/$file" "$sysroot/etc/$file"
+    done
+    cp "$rootfs/usr/lib/sysusers.d/kioskcam.conf" "$sysroot/usr/lib/sysusers.d/"
+    if ! systemd-sysusers --root="$sysroot" kioskcam.conf >"$err" 2>&1; then
+        hil_fail "sysusers.d/kioskcam.conf" "$(tail -n 1 "$err")"
+        return 1
+    fi
+    for file in passwd group shadow gshadow; do
+        [[ -f /etc/$file ]] || continue
+        if ! mount --bind "$sysroot/etc/$file" "/etc/$file" 2>"$err"; then
+            hil_fail "sysusers.d/kioskcam.conf: /etc/$file" "bind mount: $(tail -n 1 "$err")"
+            return 1
+        fi
+    done
+    HIL_SERVICE_GROUPS=$(sed -n 's/^SupplementaryGroups=//p' "$rootfs/usr/lib/systemd/system/kioskcam.service" | tr ' ' ',')
+    if [[ -n $HIL_SERVICE_GROUPS ]] && id kioskcam >/dev/null 2>&1; then
+        hil_pass "sysusers.d/kioskcam.conf: $(id kioskcam); the unit's groups: $HIL_SERVICE_GROUPS"
+    else
+        hil_fail "sysusers.d/kioskcam.conf" "no user kioskcam, or no SupplementaryGroups= in the unit"
+        return 1
+    fi
+}
+
+# hil_udevd RULES_FILE... -- SUBSYSTEM...: starts udevd (the host's, in this chroot) with
+# the given rules files added in /run/udev/rules.d, then replays "add" for the devices of
+# those subsystems that exist already and waits for udev to finish: their nodes get the
+# groups and modes a board's udev gives them (Debian's 50-udev-default.rules, plus ours).
+# Devices added later are handled as they come. Sets HIL_UDEVD (its pid). Run
+# hil_service_user first: udev looks the rules' groups up when it reads them.
+hil_udevd() {
+    local rules=() subsystems=()
+    while (($#)) && [[ $1 != -- ]]; do rules+=("$1"); shift; done
+    shift
+    while (($#)); do subsystems+=(--subsystem-match="$1"); shift; done
+    export SYSTEMD_IGNORE_CHROOT=1   # else udevd and udevadm refuse to run in a chroot
+    mkdir -p /run/udev/rules.d
+    cp "${rules[@]}" /run/udev/rules.d/
+    /lib/systemd/systemd-udevd >"$HIL_RESULTS/udevd.log" 2>&1 &
+    # shellcheck disable=SC2034  # read by the scenario that called us
+    HIL_UDEVD=$!
+    if ! hil_wait_for 20 test -S /run/udev/control; then
+        hil_fail "udevd" "no control socket after 20 s: $(tail -n 1 "$HIL_RESULTS/udevd.log")"
+        return 1
+    fi
+    if udevadm trigger --action=add "${subsystems[@]}" && udevadm settle --timeout=120; then
+        hil_pass "udevd with $(basename -a "${rules[@]}" | tr '\n' ' ')applied to ${subsystems[*]#--subsystem-match=}"
+    else
+        hil_fail "udevd" "udevadm trigger/settle failed"
+        return 1
+    fi
+}
+
+# hil_daemon_as_service_user BINARY: from now on, `BINARY run …` starts the daemon as
+# kioskcam.service would — user and group kioskcam, the unit's SupplementaryGroups=
+# (HIL_SERVICE_GROUPS), no capabilities, no new privileges, umask 0007 — and every other
+# `BINARY …` runs as root, as the maintainer's `sudo kioskcam …` does. BINARY is the
+# program the tests start (beside their bundle), so a wrapper is bound over it (the
+# real one stays reachable at a second bind). Before it drops root, the wrapper hands
+# the folder holding the --config file to kioskcam (the tests keep the state, library,
+# socket and metrics there: what StateDirectory= and RuntimeDirectory= give the
+# service) and waits for udev (After=systemd-udevd.service). HOME is a folder of
+# kioskcam's own (systemd sets the user's home, /var/lib/kioskcam, which it owns). Each
+# start appends the daemon's own `id` and capability lines to HIL_DAEMON_IDENTITY.
+hil_daemon_as_service_user() {
+    local binary dir=/run/hil-kioskcam err=$HIL_RESULTS/daemon-wrapper.err
+    binary=$(realpath "$1")
+    HIL_DAEMON_IDENTITY=$dir/identity.log
+    mkdir -p "$dir/home"
+    : >"$dir/kioskcam.real"
+    : >"$HIL_DAEMON_IDENTITY"
+    chown kioskcam:kioskcam "$HIL_DAEMON_IDENTITY" "$dir/home"
+    chmod 700 "$dir/home"
+    cat >"$dir/kioskcam" <<EOF
+#!/bin/sh
+# Written by hil_daemon_as_service_user (scripts/hil/lib.sh), bound over $binary.
+real=$dir/kioskcam.real
+[ "\${1-}" = run ] || exec "\$real" "\$@"
+config="" previous=""
+for argument in "\$@"; do
+    [ "\$previous" = --config ] && config=\$argument
+    previous=\$argument
+done
+[ -z "\$config" ] || chown -R kioskcam:kioskcam "\$(dirname "\$config")"
+SYSTEMD_IGNORE_CHROOT=1 udevadm settle --timeout=60 || true
+export HOME=$dir/home
+exec setpriv --reuid=kioskcam --regid=kioskcam --groups=$HIL_SERVICE_GROUPS \\
+    --inh-caps=-all --bounding-set=-all --no-new-privs \\
+    /bin/sh -c 'umask 0007
+        { id; grep -E "^(CapEff|CapBnd|NoNewPrivs):" /proc/self/status; } | tr "\\t\\n" "  " >>$HIL_DAEMON_IDENTITY
+        echo >>$HIL_DAEMON_IDENTITY
+        exec "\$0" "\$@"' "\$real" "\$@"
+EOF
+    chmod 755 "$dir/kioskcam"
+    if mount --bind "$binary" "$dir/kioskcam.real" 2>"$err" && mount --bind "$dir/kioskcam" "$binary" 2>>"$err" \
+            && head -c 2 "$binary" | grep -q '#!'; then
+        hil_pass "$binary run: as user kioskcam (groups $HIL_SERVICE_GROUPS, no capabilities); other commands as root"
+    else
+        hil_fail "kioskcam run as user kioskcam" "binding the wrapper over $binary failed: $(tail -n 1 "$err")"
+        return 1
+    fi
+}

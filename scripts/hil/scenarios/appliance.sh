@@ -8,6 +8,11 @@
 # restarts it with event clips on ([events] mode = "both") and makes one clip through
 # the control socket (event.start/event.stop), checking the clip, the event log,
 # status, the screen's EVENT badge and the metrics (results in appliance/events/).
+# The daemon runs as kioskcam.service runs it on a board: as the user kioskcam (made by
+# the project's sysusers.d file), reaching every device only through its groups (video
+# audio input render gpio), which udevd gives the device nodes with Debian's rules and
+# the project's 70-kioskcam.rules; the test's other `kioskcam …` commands run as root,
+# as a maintainer's `sudo kioskcam …` does.
 # Run on the host with:
 #   KIOSKCAM_BUILD_DIR=$PWD/.build/debug KIOSKCAM_HIL_TIMEOUT=600 scripts/hil/run-guest scripts/hil/scenarios/appliance.sh
 # Needs the debug build with tests (swift build --build-tests) — the guest sees the host's files.
@@ -99,6 +104,36 @@ done
 # never returns. The guest boots with no network at all; an appliance has lo up.
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 
+# --- the daemon's user and the device groups, as on a board ------------------------------
+# The user and its groups from rootfs/usr/lib/sysusers.d/kioskcam.conf; udevd with the
+# project's rule (GPIO chips to group gpio) over the devices above; and `kioskcam run`,
+# started by the test from beside its bundle, as that user (hil_daemon_as_service_user).
+SERVICE_USER=0
+if ((ready)) && hil_service_user "$ROOT/rootfs" \
+        && hil_udevd "$ROOT/rootfs/usr/lib/udev/rules.d/70-kioskcam.rules" -- video4linux media sound gpio graphics input \
+        && hil_daemon_as_service_user "$(dirname "$(realpath "$HIL_XCTEST")")/kioskcam"; then
+    SERVICE_USER=1
+else
+    ready=0
+fi
+# Each node the daemon opens belongs to its group with mode 0660 and gives "other"
+# nothing, so only the group membership lets the daemon in. The touch screen's node
+# comes later (the test makes it); the daemon finding it is the test's own check.
+card=$(grep -l '^Loopback$' /sys/class/sound/card*/id 2>/dev/null | head -n 1 | sed 's,.*/card\([0-9]*\)/id,\1,')
+nodes=("/dev/video0 video" "/dev/fb0 video" "/dev/${CHIP:-gpiochip?} gpio")
+[[ -z $card ]] || nodes+=("/dev/snd/controlC$card audio" "/dev/snd/pcmC${card}D1c audio")
+if ((SERVICE_USER)); then
+    for entry in "${nodes[@]}"; do
+        node=${entry% *} group=${entry#* }
+        got=$(stat -c '%G %a' "$node" 2>&1)
+        if [[ $got == "$group 660" ]]; then
+            hil_pass "udev: $node is $group 0660 (the daemon's way in)"
+        else
+            hil_fail "udev: $node is $group 0660" "it is '$got'"; ready=0
+        fi
+    done
+fi
+
 # --- the appliance ----------------------------------------------------------------------
 if ((ready)); then
     start=$SECONDS
@@ -125,13 +160,40 @@ if ((ready)); then
     if [[ -n $CHIP ]] && gpioinfo "$CHIP" 2>&1 | grep -q '"kioskcam"'; then
         hil_fail "gpio: no line left held by \"kioskcam\" after the daemon exits" "$(gpioinfo "$CHIP" | grep kioskcam | tr '\n' ' ')"
     fi
+    # Every daemon the tests started ran as the service does: user and group kioskcam,
+    # the unit's groups, no capability, no new privileges (each start's own `id`).
+    starts=$(grep -c . "$HIL_DAEMON_IDENTITY" 2>/dev/null || true)
+    wrong=""
+    while read -r line; do
+        ok=1
+        [[ $line =~ ^uid=[0-9]+\(kioskcam\)\ gid=[0-9]+\(kioskcam\)\  ]] || ok=0
+        for group in ${HIL_SERVICE_GROUPS//,/ }; do [[ $line == *"($group)"* ]] || ok=0; done
+        [[ $line == *"CapEff: 0000000000000000"* && $line == *"NoNewPrivs: 1"* ]] || ok=0
+        ((ok)) || wrong=$line
+    done <"$HIL_DAEMON_IDENTITY"
+    if ((${starts:-0} > 0)) && [[ -z $wrong ]]; then
+        hil_pass "all $starts daemon starts ran as user kioskcam with groups $HIL_SERVICE_GROUPS, no capabilities"
+    else
+        hil_fail "every daemon start ran as user kioskcam with the unit's groups" "${starts:-0} starts; ${wrong:-none recorded}"
+    fi
+    # What the daemon wrote, the library and its state, is kioskcam's (the root CLI's
+    # own writes there are handed to the state folder's owner too).
+    written=$(find "$WORK/appliance" \( -path '*/media/*' -o -path '*/state/*' \) -type f | wc -l)
+    foreign=$(find "$WORK/appliance" \( -path '*/media/*' -o -path '*/state/*' \) ! -user kioskcam | head -n 3 | tr '\n' ' ')
+    if ((written > 0)) && [[ -z $foreign ]]; then
+        hil_pass "the library and the state ($written files) belong to kioskcam"
+    else
+        hil_fail "the library and the state belong to kioskcam" "$written files; not kioskcam's: ${foreign:-none}"
+    fi
 else
     hil_fail "KioskApplianceTests.ApplianceHILTests" "a device did not come up (see above); not run"
 fi
 
 kill "$APLAY" 2>/dev/null
+[[ -z ${HIL_UDEVD:-} ]] || kill "$HIL_UDEVD" 2>/dev/null
 # For a person: screenshots, the daemon log, the metrics, the library listing and the files.
 mkdir -p "$HIL_RESULTS/appliance"
 cp -r "$WORK/appliance/." "$HIL_RESULTS/appliance/" 2>/dev/null
+[[ -z ${HIL_DAEMON_IDENTITY:-} ]] || cp "$HIL_DAEMON_IDENTITY" "$HIL_RESULTS/appliance/daemon-identity.txt" 2>/dev/null
 cp "$HIL_RESULTS/xctest-appliance.log" "$HIL_RESULTS/appliance/" 2>/dev/null
 hil_summary
