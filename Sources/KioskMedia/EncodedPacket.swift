@@ -213,3 +213,22 @@ extension PictureOrientation {
         return nil
     }
 }
+
+extension EncodedPacket {
+    /// A new reference to the packet, timed for `stream`: `offset` nanoseconds from the
+    /// output's time zero in the stream's time base, the pts at least `minimumPTS` (a
+    /// muxer refuses a picture that does not move forward), dts = pts (no B-frames). The
+    /// caller frees it (`av_packet_free`).
+    /// - Returns: The packet and its pts, or nil when no reference can be made.
+    func stamped(for stream: UnsafeMutablePointer<AVStream>, offset: Int64,
+                 minimumPTS: Int64 = .min) -> (packet: UnsafeMutablePointer<AVPacket>, pts: Int64)? {
+        guard let reference = reference() else { return nil }
+        let pts = max(PacketFileWriter.rescale(offset, to: stream.pointee.time_base), minimumPTS)
+        reference.pointee.pts = pts
+        reference.pointee.dts = pts
+        reference.pointee.duration = max(1, PacketFileWriter.rescale(durationNanoseconds, to: stream.pointee.time_base))
+        reference.pointee.stream_index = stream.pointee.index
+        reference.pointee.pos = -1
+        return (reference, pts)
+    }
+}

@@ -75,22 +75,13 @@ public final class LiveFragmentMuxer {
         guard !closed, let format else { return nil }
         let offset = packet.time.nanoseconds(since: start)
         guard offset >= 0 else { return nil }
-        guard let stream = packet.media == .video ? videoStream : audioStream, let reference = packet.reference() else { return nil }
+        let isVideo = packet.media == .video
+        guard let stream = isVideo ? videoStream : audioStream,
+              let (reference, pts) = packet.stamped(for: stream, offset: offset,
+                                                    minimumPTS: (isVideo ? lastVideoPTS : lastAudioPTS) + 1) else { return nil }
         var owned: UnsafeMutablePointer<AVPacket>? = reference
         defer { av_packet_free(&owned) }
-        var pts = PacketFileWriter.rescale(offset, to: stream.pointee.time_base)
-        if packet.media == .video {
-            pts = max(pts, lastVideoPTS + 1)
-            lastVideoPTS = pts
-        } else {
-            pts = max(pts, lastAudioPTS + 1)
-            lastAudioPTS = pts
-        }
-        reference.pointee.pts = pts
-        reference.pointee.dts = pts
-        reference.pointee.duration = max(1, PacketFileWriter.rescale(packet.durationNanoseconds, to: stream.pointee.time_base))
-        reference.pointee.stream_index = stream.pointee.index
-        reference.pointee.pos = -1
+        if isVideo { lastVideoPTS = pts } else { lastAudioPTS = pts }
         try check(av_write_frame(format, reference), .muxer, "mux a live packet")
         guard packet.media == .video else { return nil }
         try check(av_write_frame(format, nil), .muxer, "close a live fragment")

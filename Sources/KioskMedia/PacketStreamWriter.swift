@@ -122,19 +122,12 @@ public final class PacketStreamWriter {
         guard !closed, let format else { return }
         let offset = packet.time.nanoseconds(since: start)
         guard offset >= 0 else { return }
-        guard let stream = packet.media == .video ? videoStream : audioStream, let reference = packet.reference() else { return }
+        guard let stream = packet.media == .video ? videoStream : audioStream,
+              let (reference, pts) = packet.stamped(for: stream, offset: offset,
+                                                    minimumPTS: packet.media == .video ? lastVideoPTS + 1 : .min) else { return }
         var owned: UnsafeMutablePointer<AVPacket>? = reference
         defer { av_packet_free(&owned) }
-        var pts = PacketFileWriter.rescale(offset, to: stream.pointee.time_base)
-        if packet.media == .video {
-            pts = max(pts, lastVideoPTS + 1)
-            lastVideoPTS = pts
-        }
-        reference.pointee.pts = pts
-        reference.pointee.dts = pts
-        reference.pointee.duration = max(1, PacketFileWriter.rescale(packet.durationNanoseconds, to: stream.pointee.time_base))
-        reference.pointee.stream_index = stream.pointee.index
-        reference.pointee.pos = -1
+        if packet.media == .video { lastVideoPTS = pts }
         let size = Int64(reference.pointee.size)
         try check(av_interleaved_write_frame(format, reference), .io, "send packet", path: shownURL,
                   hint: "The receiver stopped answering; kioskcam reconnects")
