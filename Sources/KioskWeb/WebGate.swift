@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Glibc
 import KioskCore
 import KioskPIN
 import Logging
@@ -27,6 +28,15 @@ final class WebGate: Sendable {
         /// Basic credentials already checked: SHA-256(user, password) → role and when, so
         /// that a script polling with Basic costs one hash a minute, not one a request.
         var basicCache: [Data: (identity: Identity, at: Double)] = [:]
+        /// The users file as last read, and the stat that says whether it changed since.
+        var users: (stamp: FileStamp?, list: [WebUser]) = (nil, [])
+    }
+
+    /// What changes whenever the CLI replaces the users file (a new inode, by rename).
+    private struct FileStamp: Equatable {
+        var inode: UInt64
+        var modified: Int64
+        var size: Int64
     }
 
     private let store: WebUserStore
@@ -40,9 +50,9 @@ final class WebGate: Sendable {
         self.clock = clock
     }
 
-    var hasUsers: Bool { store.hasUsers() }
+    var hasUsers: Bool { !users().isEmpty }
 
-    var userCount: Int { ((try? store.list()) ?? []).count }
+    var userCount: Int { users().count }
 
     /// Figures for status and metrics.
     var figures: (sessions: Int, failures: Int, refused: Int) {
@@ -51,35 +61,15 @@ final class WebGate: Sendable {
 
     /// Checks a password (blocking: call off the event loop) and opens a session.
     func login(user: String, password: String, address: String) -> LoginOutcome {
-        let now = clock()
-        let wait = state.withLock { $0.throttle.admit(user: user, address: address, now: now) }
-        if wait > 0 {
-            logger.notice("web: login for \(user) from \(address) refused: throttled for \(wait) s")
-            return .throttled(seconds: wait)
-        }
-        guard store.hasUsers() else { return .noUsers }
-        let role: WebRole?
-        do {
-            role = WebUserName.isValid(user) ? try store.verify(name: user, password: password) : nil
-        } catch {
-            logger.error("web: cannot check a login: \(error)")
-            return .unavailable("\(error)")
-        }
-        guard let role else {
-            let next = state.withLock { $0.throttle.fail(user: user, address: address, now: clock()) }
-            let who = WebUserName.isValid(user) ? user : "(invalid name)"
-            let wait = next > 0 ? "; next attempt in \(next) s" : ""
-            logger.warning("web: wrong password for \(who) from \(address)\(wait)")
-            return next > 0 ? .throttled(seconds: next) : .wrong
+        let role: WebRole
+        switch checkPassword(user: user, password: password, address: address) {
+        case .success(let checked): role = checked
+        case .failure(let refusal): return refusal.outcome
         }
         let token = WebSessionToken.make(from: (0..<32).map { _ in UInt8.random(in: 0 ... .max) })
-        let identity = Identity(user: user, role: role)
-        state.withLock {
-            $0.throttle.succeed(user: user, address: address)
-            $0.sessions.open(token: token, user: user, role: role, now: clock())
-        }
+        state.withLock { $0.sessions.open(token: token, user: user, role: role, now: clock()) }
         logger.notice("web: \(user) (\(role.rawValue)) logged in from \(address)")
-        return .accepted(identity, token: token)
+        return .accepted(Identity(user: user, role: role), token: token)
     }
 
     /// The identity of a session cookie, if valid — and only while the user still exists
@@ -93,7 +83,7 @@ final class WebGate: Sendable {
         return Identity(user: session.user, role: session.role)
     }
 
-    /// The identity of HTTP Basic credentials (blocking on a cache miss).
+    /// The identity of HTTP Basic credentials (blocking on a cache miss); no session is opened.
     func identity(basicUser user: String, password: String, address: String) -> LoginOutcome {
         var hasher = SHA256()
         hasher.update(data: Array(user.utf8) + [0] + Array(password.utf8))
@@ -102,22 +92,68 @@ final class WebGate: Sendable {
         if let cached = state.withLock({ $0.basicCache[key] }), now - cached.at < 60, currentRole(of: user) == cached.identity.role {
             return .accepted(cached.identity, token: "")
         }
-        let outcome = login(user: user, password: password, address: address)
-        if case .accepted(let identity, let token) = outcome {
+        switch checkPassword(user: user, password: password, address: address) {
+        case .failure(let refusal):
+            return refusal.outcome
+        case .success(let role):
+            let identity = Identity(user: user, role: role)
             state.withLock {
-                $0.sessions.close(token: token)
                 if $0.basicCache.count > 64 { $0.basicCache.removeAll() }
                 $0.basicCache[key] = (identity, now)
             }
+            return .accepted(identity, token: "")
         }
-        return outcome
     }
 
     func logout(token: String) {
         state.withLock { $0.sessions.close(token: token) }
     }
 
-    private func currentRole(of user: String) -> WebRole? {
-        ((try? store.list()) ?? []).first { $0.name == user }?.role
+    // MARK: Passwords and users
+
+    private struct Refusal: Error {
+        var outcome: LoginOutcome
+    }
+
+    /// The throttle, then the password: the role, or why not. A wrong password counts.
+    private func checkPassword(user: String, password: String, address: String) -> Result<WebRole, Refusal> {
+        let wait = state.withLock { $0.throttle.admit(user: user, address: address, now: clock()) }
+        if wait > 0 {
+            logger.notice("web: login for \(user) from \(address) refused: throttled for \(wait) s")
+            return .failure(Refusal(outcome: .throttled(seconds: wait)))
+        }
+        guard hasUsers else { return .failure(Refusal(outcome: .noUsers)) }
+        let role: WebRole?
+        do {
+            role = WebUserName.isValid(user) ? try store.verify(name: user, password: password) : nil
+        } catch {
+            logger.error("web: cannot check a login: \(error)")
+            return .failure(Refusal(outcome: .unavailable("\(error)")))
+        }
+        guard let role else {
+            let next = state.withLock { $0.throttle.fail(user: user, address: address, now: clock()) }
+            let who = WebUserName.isValid(user) ? user : "(invalid name)"
+            let wait = next > 0 ? "; next attempt in \(next) s" : ""
+            logger.warning("web: wrong password for \(who) from \(address)\(wait)")
+            return .failure(Refusal(outcome: next > 0 ? .throttled(seconds: next) : .wrong))
+        }
+        state.withLock { $0.throttle.succeed(user: user, address: address) }
+        return .success(role)
+    }
+
+    private func currentRole(of user: String) -> WebRole? { users().first { $0.name == user }?.role }
+
+    /// The users, read again only when the file changed: every request with a session
+    /// asks, and one `stat` is cheaper than reading and parsing the file each time.
+    private func users() -> [WebUser] {
+        var info = stat()
+        let stamp = stat(store.path, &info) == 0
+            ? FileStamp(inode: UInt64(info.st_ino), modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+                        size: Int64(info.st_size))
+            : nil
+        if let cached = state.withLock({ $0.users.stamp == stamp && stamp != nil ? $0.users.list : nil }) { return cached }
+        let list = (try? store.list()) ?? []
+        state.withLock { $0.users = (stamp, list) }
+        return list
     }
 }
