@@ -366,13 +366,19 @@ final class ApplianceHILTests: XCTestCase {
     }
 
     /// Brings the live screen back if the idle lock (or blanking) took it while a slow
-    /// guest worked through a step, so the next tap lands on the record button.
+    /// guest worked through a step, so the next tap lands on the record button; then taps
+    /// the picture (no button there), so the idle timer starts again from now: a CLI start
+    /// under TCG takes seconds, and a step that looks at the screen after one must not
+    /// meet the lock that idle_seconds after the last tap brings (CI, 2026-11-28: the
+    /// screenshot after an event clip showed the PIN pad).
     private func ensureLive(_ daemon: Daemon, _ touch: UInputTouchscreen) throws {
-        guard daemon.pages().last != "live" else { return }
-        note("the screen locked during the step: unlocking it again")
-        let count = daemon.pages().count
-        try enter("1234", on: touch, daemon: daemon)
-        check(waitForPage(daemon, "live", after: count, seconds: 30), "unlocked again for the next step", "\(daemon.pages())")
+        if daemon.pages().last != "live" {
+            note("the screen locked during the step: unlocking it again")
+            let count = daemon.pages().count
+            try enter("1234", on: touch, daemon: daemon)
+            check(waitForPage(daemon, "live", after: count, seconds: 30), "unlocked again for the next step", "\(daemon.pages())")
+        }
+        try tap(touch, ScreenPoint(x: layout.preview.width / 2, y: layout.preview.height / 2))
     }
 
     /// The rule (one recording at a time; a record button ends whatever records) through
@@ -593,7 +599,8 @@ final class ApplianceHILTests: XCTestCase {
             let (on, off) = (eventBadgePixels(during), eventBadgePixels(after))
             check(on > 50 && off < 10, "the screen shows the red EVENT badge while the clip is written, and not after",
                   "\(on) badge-red pixels during the clip, \(off) after")
-            check(showsCameraPicture(after) && !showsPinPad(after), "after the event: the live picture, no PIN pad")
+            check(showsCameraPicture(after) && !showsPinPad(after), "after the event: the live picture, no PIN pad",
+                  "camera picture: \(showsCameraPicture(after)), PIN pad: \(showsPinPad(after)), pages \(daemon.pages().suffix(4))")
         }
         return run
     }

