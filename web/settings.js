@@ -8,7 +8,7 @@ let orig = {}, schema = {}, masks = [];
 const FIELDS = {
   'camera.rotation': { label: 'Rotation', type: 'select', options: [[0, '0°'], [90, '90°'], [180, '180°'], [270, '270°']] },
   'camera.mirror': { label: 'Mirror the picture', type: 'checkbox' },
-  'motion.sensitivity': { label: 'Motion sensitivity', type: 'number' },
+  'motion.threshold_percent': { label: 'Motion threshold (% of the picture that must change)', type: 'number' },
   'events.mode': { label: 'Recording mode', type: 'select', options: [['continuous', 'Continuous'], ['events', 'Events only'], ['both', 'Both']] },
   'events.pre_seconds': { label: 'Seconds kept before an event', type: 'number', min: 0 },
   'events.post_seconds': { label: 'Seconds kept after an event', type: 'number', min: 0 },
@@ -16,7 +16,7 @@ const FIELDS = {
   'stream.url': { label: 'Stream URL', type: 'text', placeholder: 'rtmp://… (empty: off)' },
 };
 const GROUPS = { camera: 'Camera', motion: 'Motion', events: 'Events', storage: 'Storage', stream: 'Stream' };
-const MASK_KEY = 'motion.masks';
+const MASK_KEY = 'motion.mask';
 
 function say(t) { msg.textContent = t || ''; msg.hidden = !t; }
 function idFor(key) { return 'f-' + key.replace(/[^a-z0-9]+/gi, '-'); }
@@ -40,7 +40,7 @@ function control(key, value) {
     input.value = value ?? '';
     // A range slider too, when the schema hint names the bounds ("0.0 to 1.0", "1...100", "1-10").
     const m = /(-?\d+(?:\.\d+)?)\s*(?:to|\.\.\.?|–|-)\s*(-?\d+(?:\.\d+)?)/.exec(hint);
-    if (m && key === 'motion.sensitivity') {
+    if (m && key === 'motion.threshold_percent') {
       const lo = Number(m[1]), hi = Number(m[2]);
       if (hi > lo) {
         extra = el('input', { type: 'range', min: lo, max: hi, step: (hi - lo) / 100, 'aria-label': def.label + ' slider' });
@@ -121,7 +121,9 @@ form.addEventListener('submit', async (ev) => {
     const r = await api('PUT', '/api/settings', { settings: body });
     orig = Object.assign({}, orig, body, (r && r.settings) || {});
     build();
-    report('', r && r.applied === false ? 'Saved. It takes effect after a restart.' : 'Saved and applied');
+    const later = (r && r.need_restart) || [];
+    report('', later.length ? 'Saved. [' + later.join('], [') + '] take effect after a restart (systemctl restart kioskcam on the board).'
+      : 'Saved and applied.');
   } catch (e) {
     report(e.message);
   } finally { btn.disabled = false; }

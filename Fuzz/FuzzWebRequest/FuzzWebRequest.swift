@@ -5,13 +5,15 @@ import KioskCore
 /// What a web client controls, through every parser of the web app: the request path
 /// (`WebRoute.match`), the Range, Cookie, Authorization and Origin headers, a JSON body
 /// turned into a control request (`WebAPI`), a `date` query, a `[web] listen` value and
-/// the live view's init segment. The first byte picks the method and splits the rest.
+/// the live view's init segment, the settings page's changes and the file they are saved
+/// in. The first byte picks the method and splits the rest.
 ///
 /// Properties beyond "no trap":
 /// - a matched library path names a file under the media root, with no `..` or `%`;
 /// - a partial range lies inside the file;
 /// - a cookie value found is a well-formed token; a Basic user name is valid;
-/// - a body that parses becomes a request whose wire line parses back the same.
+/// - a body that parses becomes a request whose wire line parses back the same;
+/// - settings taken from a body save as TOML that reads back the same and applies.
 func fuzzWebRequest(_ bytes: UnsafeRawBufferPointer) {
     guard let first = bytes.first else { return }
     let methods = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"]
@@ -51,6 +53,20 @@ func fuzzWebRequest(_ bytes: UnsafeRawBufferPointer) {
     _ = WebListenAddress(parsing: text)
     _ = WebPasswordPolicy.problem(with: text, user: "alice")
     _ = MSEMimeType.of(initSegment: Array(bytes))
+
+    // PUT /api/settings: a body that parses and is taken must save as TOML that reads back
+    // as the same settings, and apply to a configuration.
+    if case .success(let object) = WebAPI.parseObject(Array(bytes.dropFirst())), case .object(let changes)? = object["settings"] {
+        var overlay = WebSettingsOverlay()
+        if (try? overlay.take(changes, onTopOf: Configuration())) != nil {
+            let again = try? WebSettingsOverlay(toml: overlay.toml, file: "fuzz")
+            Fuzz.require(again == overlay, "saved settings do not read back: \(overlay.toml.debugDescription)")
+            var configuration = Configuration()
+            Fuzz.require((try? overlay.apply(to: &configuration, file: "fuzz")) != nil, "taken settings do not apply: \(overlay.values)")
+        }
+    }
+    // The saved settings file as the board has it (anyone with a shell may have edited it).
+    _ = try? WebSettingsOverlay(toml: text, file: "fuzz")
 
     for route in [WebRoute.recording, .snapshot, .event, .export] {
         guard case .success(let request) = WebAPI.controlRequest(for: route, body: Array(bytes.dropFirst())) else { continue }

@@ -105,7 +105,7 @@ public final class ApplianceDaemon: Sendable {
                                               deviceID: deviceID, version: version, mqtt: mqtt, uploader: uploader,
                                               broadcast: broadcast, web: webFacts)
         web = Self.openWeb(configuration: configuration, deviceID: deviceID, handler: handler, appliance: appliance,
-                           facts: webFacts, logger: logger)
+                           runner: runner, canReload: reloadConfiguration != nil, facts: webFacts, logger: logger)
         var control: ControlServer?
         do {
             control = try ControlServer(path: configuration.control.socketPath, group: configuration.control.socketGroup,
@@ -162,13 +162,25 @@ public final class ApplianceDaemon: Sendable {
     /// The web app, when `[web]` enables it; a part that cannot start (a key that cannot be
     /// read) is logged with its fix and left off: the camera records regardless.
     private static func openWeb(configuration: Configuration, deviceID: String?, handler: ApplianceControlHandler,
-                                appliance: Appliance, facts: WebFactsBox, logger: Logger) -> WebServer? {
+                                appliance: Appliance, runner: ApplianceRunner, canReload: Bool, facts: WebFactsBox,
+                                logger: Logger) -> WebServer? {
         guard configuration.web.enabled else { return nil }
         do {
+            // Saved settings are applied by the reload SIGHUP runs (when this daemon has a
+            // configuration to read again).
+            var reload: (@Sendable (String) -> SettingsReloadOutcome)?
+            if canReload {
+                reload = { @Sendable (cause: String) -> SettingsReloadOutcome in
+                    switch runner.reload(cause: cause) {
+                    case .success(let change): return SettingsReloadOutcome(appliedNow: change.appliedNow, needRestart: change.needRestart)
+                    case .failure(let failure): return SettingsReloadOutcome(error: failure.message)
+                    }
+                }
+            }
             let backend = WebBackend(control: handler, currentPictureJPEG: { try appliance.currentPictureJPEG() },
                                      layout: LibraryLayout(root: configuration.storage.mediaRoot),
                                      live: appliance.camera == nil ? nil : appliance.live,
-                                     configuration: { appliance.configuration })
+                                     configuration: { appliance.configuration }, reload: reload)
             let web = try WebServer(configuration: configuration.web, stateDirectory: configuration.control.stateDirectory,
                                     deviceID: deviceID, backend: backend, logger: logger)
             facts.set(web: web, error: nil)

@@ -107,20 +107,26 @@ public final class ApplianceRunner: Sendable {
         }
     }
 
-    private func reload() {
-        guard let reloadConfiguration else { return }
+    /// Reads the configuration again and applies what can change live: SIGHUP, and the web
+    /// app's settings page after it saved (the same path, so the same rules).
+    /// - Parameter cause: Who asked, for the log ("SIGHUP", "web settings saved by admin ann").
+    /// - Returns: What changed, or the error that kept the configuration in effect.
+    @discardableResult
+    public func reload(cause: String = "SIGHUP") -> Result<ConfigurationReload, ConfigurationReloadFailure> {
+        guard let reloadConfiguration else { return .failure(ConfigurationReloadFailure(message: "this daemon was started without a configuration to read again")) }
         notifier.reloading()
         defer { notifier.ready(status: Self.statusLine(appliance.status)) }
         let new: Configuration
         do {
             new = try reloadConfiguration()
         } catch {
-            logger.error("SIGHUP: \(error); keeping the configuration in effect")
-            return
+            logger.error("\(cause): \(error); keeping the configuration in effect")
+            return .failure(ConfigurationReloadFailure(message: "\(error)"))
         }
         let change = ConfigurationReload(from: appliance.configuration, to: new)
         appliance.adopt(new)
         appliance.storage.purgeSoon()   // the new retention and floor apply now
-        logger.notice("\(change.summary)")
+        logger.notice("\(cause): \(change.summary)")
+        return .success(change)
     }
 }

@@ -48,3 +48,8 @@ public struct ConfigurationReload: Sendable, Equatable {
         return "configuration reloaded: " + parts.joined(separator: "; ")
     }
 }
+
+/// Why a reload kept the configuration in effect (the file's error, as `config check` says it).
+public struct ConfigurationReloadFailure: Error, Sendable {
+    public var message: String
+}

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KioskCore
+import KioskRecording
 import Logging
 
 /// Options every subcommand shares.
@@ -34,6 +35,12 @@ public struct CommonOptions: ParsableArguments, Sendable {
             throw CLIError("the configuration file \(path) does not exist; give an existing file with --config, or leave it out to use the defaults", exitCode: 78)
         } else {
             configuration = Configuration()
+        }
+        // What an admin saved from the web app's Settings page overrides the file's keys.
+        do {
+            try configuration.applyWebSettings()
+        } catch {
+            throw CLIError(error.description + " (fix or remove that file, then systemctl reload kioskcam)", exitCode: 78)
         }
         if let root {
             let absolute = root.hasPrefix("/") ? root : FileManager.default.currentDirectoryPath + "/" + root

@@ -231,22 +231,7 @@ public struct IncomingSalvage: Sendable {
     /// a kill between the truncation and the write left one, which reads as 0: the
     /// power-cut battery saw two interrupted attempts forgotten that way).
     static func writeAttempts(_ path: String, _ count: Int) {
-        let temp = path + newSuffix
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return }
-        let text = Array("\(count)\n".utf8)
-        let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == text.count, synced, rename(temp, path) == 0 else {
-            unlink(temp)
-            return
-        }
-        let directory = open(path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
+        try? AtomicFile.replace(path, with: Array("\(count)\n".utf8), mode: 0o644, temporarySuffix: newSuffix)
     }
 
     /// A counter being written; one left by a crash is removed at the next start.

@@ -46,44 +46,12 @@ public struct UploadQueueStore: Sendable {
     /// - Throws: `UploadError.file` naming the path and the cause (a full disk, a
     ///   missing or read-only state directory).
     public func save(_ queue: UploadQueue) throws(UploadError) {
-        let temp = path + ".tmp"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw saveFailure("create", temp) }
-        let bytes = Array(queue.render().utf8)
-        var written = 0
-        while written < bytes.count {
-            let got = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                let failure = saveFailure("write", temp)
-                close(fd)
-                unlink(temp)
-                throw failure
-            }
-            written += got
+        do {
+            try AtomicFile.replace(path, with: Array(queue.render().utf8), mode: 0o600)
+        } catch {
+            throw UploadError(.file, "\(error.description); check that [control] state_directory exists, is writable and its disk is not full "
+                              + "(the queue is kept in memory meanwhile)")
         }
-        guard fsync(fd) == 0 else {
-            let failure = saveFailure("sync", temp)
-            close(fd)
-            unlink(temp)
-            throw failure
-        }
-        close(fd)
-        guard rename(temp, path) == 0 else {
-            let failure = saveFailure("rename", temp)
-            unlink(temp)
-            throw failure
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
-    }
-
-    private func saveFailure(_ operation: String, _ file: String) -> UploadError {
-        UploadError(.file, "cannot \(operation) the upload queue \(file): \(String(cString: strerror(errno))); "
-                    + "check that [control] state_directory exists, is writable and its disk is not full (the queue is kept in memory meanwhile)")
     }
 }
 

@@ -20,14 +20,33 @@ public struct WebBackend: Sendable {
     public var live: LiveStream?
     /// The configuration in effect (changed by a reload).
     public var configuration: @Sendable () -> Configuration
+    /// The daemon's reload (the one SIGHUP runs), after the settings page saved; its
+    /// argument says who asked. Nil: saving settings is refused (nothing would apply them).
+    public var reload: (@Sendable (_ cause: String) -> SettingsReloadOutcome)?
 
     public init(control: any ControlHandler, currentPictureJPEG: @escaping @Sendable () throws -> [UInt8], layout: LibraryLayout,
-                live: LiveStream?, configuration: @escaping @Sendable () -> Configuration) {
+                live: LiveStream?, configuration: @escaping @Sendable () -> Configuration,
+                reload: (@Sendable (_ cause: String) -> SettingsReloadOutcome)? = nil) {
         self.configuration = configuration
+        self.reload = reload
         self.control = control
         self.currentPictureJPEG = currentPictureJPEG
         self.layout = layout
         self.live = live
+    }
+}
+
+/// What a reload after saved settings did: the sections in effect now, those that wait for
+/// a restart, or the error that kept the old configuration.
+public struct SettingsReloadOutcome: Sendable, Equatable {
+    public var appliedNow: [String]
+    public var needRestart: [String]
+    public var error: String?
+
+    public init(appliedNow: [String] = [], needRestart: [String] = [], error: String? = nil) {
+        self.appliedNow = appliedNow
+        self.needRestart = needRestart
+        self.error = error
     }
 }
 
@@ -154,10 +173,9 @@ struct WebApp: HTTPResponder {
             return await control(route, request: request, identity: identity)
         case .settings:
             return WebResponses.json(["settings": .object(WebSettings.values(of: backend.configuration())), "schema": .object(WebSettings.schema),
-                                      "writable": .bool(false)])
+                                      "writable": .bool(backend.reload != nil)])
         case .changeSettings:
-            return WebResponses.error(.notImplemented, "not_implemented",
-                                      "settings cannot be changed from the web app yet: edit /etc/kioskcam/kioskcam.toml on the board, `kioskcam config check`, then `systemctl reload kioskcam`")
+            return await changeSettings(request, identity: identity)
         }
     }
 
@@ -381,6 +399,65 @@ struct WebApp: HTTPResponder {
             return WebResponses.outcome(outcome)
         }
     }
+
+    /// PUT /api/settings: every change checked by the schema (as `config check`), saved
+    /// atomically to the state directory's `web-settings.toml` (the old one kept as `.bak`),
+    /// then the daemon's own reload applies it, and the answer says what applies now and
+    /// what waits for a restart. One save at a time.
+    private func changeSettings(_ request: Request, identity: WebGate.Identity?) async -> Response {
+        guard let reload = backend.reload else {
+            return WebResponses.error(.serviceUnavailable, "not_writable",
+                                      "this daemon cannot apply settings: edit /etc/kioskcam/kioskcam.toml, then systemctl reload kioskcam")
+        }
+        guard let body = await bodyBytes(request) else {
+            return WebResponses.error(.contentTooLarge, "too_large", "the body is larger than \(WebAPI.maximumBodyBytes) bytes")
+        }
+        guard case .success(let object) = WebAPI.parseObject(body), case .object(let changes)? = object["settings"] else {
+            return WebResponses.error(.badRequest, "bad_argument", #"send {"settings": {"storage.retention_days": 14, …}}"#)
+        }
+        let backend = backend, logger = logger, user = identity?.user ?? "?"
+        return await onBackgroundThread("kioskcam.web.settings") {
+            Self.settingsSaves.withLock { _ in
+                let configuration = backend.configuration()
+                let path = WebSettingsFile.path(stateDirectory: configuration.control.stateDirectory)
+                var overlay: WebSettingsOverlay
+                do {
+                    overlay = try WebSettingsFile.load(path) ?? WebSettingsOverlay()
+                } catch {
+                    return WebResponses.error(.conflict, "saved_settings_broken", "\(error); fix or remove it on the board")
+                }
+                do throws(WebSettingsOverlay.Refusal) {
+                    try overlay.take(changes, onTopOf: configuration)
+                } catch {
+                    return WebResponses.json(["error": .object(["code": .string("invalid_setting"), "key": .string(error.key),
+                                                                "message": .string(error.key.isEmpty ? error.message : "\(error.key): \(error.message)")])],
+                                             status: .badRequest)
+                }
+                do throws(AtomicFile.Failure) {
+                    try WebSettingsFile.save(overlay, to: path)
+                } catch {
+                    logger.error("web: \(user): settings not saved: \(error)")
+                    return WebResponses.error(error.code == ENOSPC ? .init(code: 507, reasonPhrase: "Insufficient Storage") : .internalServerError, "not_saved",
+                                              "\(error); nothing changed")
+                }
+                logger.notice("web: \(user) saved settings \(changes.keys.sorted().joined(separator: ", ")) in \(path)")
+                let outcome = reload("web settings saved by \(user)")
+                if let error = outcome.error {
+                    return WebResponses.error(.conflict, "not_applied", "saved, but the configuration did not reload: \(error)")
+                }
+                return WebResponses.json([
+                    "settings": .object(WebSettings.values(of: backend.configuration())),
+                    "applied_now": .array(outcome.appliedNow.map(JSONValue.string)),
+                    "need_restart": .array(outcome.needRestart.map(JSONValue.string)),
+                    "applied": .bool(outcome.needRestart.isEmpty),
+                    "file": .string(path),
+                ])
+            }
+        }
+    }
+
+    /// Saves of the settings file, one at a time (read, change, write, reload).
+    private static let settingsSaves = Locked(())
 
     // MARK: Helpers
 

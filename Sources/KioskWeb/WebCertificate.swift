@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Glibc
 import KioskCore
+import KioskRecording
 import NIOSSL
 import SwiftASN1
 import X509
@@ -112,19 +113,12 @@ public struct WebCertificate: Sendable {
     }
 
     private static func write(_ text: String, to path: String, mode: mode_t, directory: String) throws(WebError) {
-        let temp = path + ".tmp"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard fd >= 0 else {
-            throw WebError("cannot create \(temp): \(String(cString: strerror(errno)))",
-                           hint: "check that [control] state_directory exists and is writable by kioskcam")
-        }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == bytes.count, synced, rename(temp, path) == 0 else {
-            unlink(temp)
-            throw WebError("cannot write \(path): \(String(cString: strerror(errno)))", hint: "free some space on the state directory's disk")
+        do {
+            try AtomicFile.replace(path, with: Array(text.utf8), mode: mode)
+        } catch {
+            throw WebError(error.description, hint: error.operation == "create"
+                           ? "check that [control] state_directory (\(directory)) exists and is writable by kioskcam"
+                           : "free some space on the state directory's disk")
         }
     }
 }

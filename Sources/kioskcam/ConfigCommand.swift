@@ -3,6 +3,7 @@ import Foundation
 import KioskAppliance
 import KioskCLI
 import KioskCore
+import KioskRecording
 import KioskUpload
 
 /// `kioskcam config check`: validate a configuration file before installing it.
@@ -41,8 +42,14 @@ struct ConfigCommand: ParsableCommand {
                     }
                     print("mqtt.url = \(broker)  topics under \(c.mqtt.topicPrefix)/<device id>/  discovery under \(c.mqtt.discoveryPrefix)/")
                 }
+                // Keys an admin saved from the web app's Settings page win over the file: say so.
+                let saved = WebSettingsFile.path(stateDirectory: c.control.stateDirectory)
+                if let overlay = try? WebSettingsFile.load(saved), !overlay.values.isEmpty {
+                    let keys = overlay.values.keys.sorted().map { "\($0) = \(WebSettingsOverlay.render(overlay.values[$0] ?? .string("")))" }
+                    print("saved from the web app (\(saved), overriding the file): \(keys.joined(separator: ", "))")
+                }
                 print("""
-                storage.media_root = \(c.storage.mediaRoot)
+                storage.media_root = \(c.storage.mediaRoot)  retention_days = \(c.storage.retentionDays)
                 storage.segment_seconds = \(c.storage.segmentSeconds)
                 storage.segment_max_bytes = \(c.storage.segmentMaxBytes.map(String.init) ?? "no limit")
                 camera.source = \(c.camera.source)  size = \(c.camera.size)  fps = \(c.camera.framesPerSecond)  pixel_format = \(c.camera.pixelFormat?.rawValue ?? "auto")

@@ -217,6 +217,71 @@ final class WebDaemonTests: XCTestCase {
         XCTAssertTrue(web.daemon.logText().contains("web: alice deleted video/"), "deletions are logged with the user")
     }
 
+    /// Settings from the page: checked by the schema, saved to the state directory (the old
+    /// file kept as .bak), applied by the daemon's reload, read by every command after; a
+    /// viewer, a wrong value and a key the page does not show are refused, and nothing saved.
+    func testSettingsAreSavedAppliedAndRefusedWhenWrong() throws {
+        let folder = TemporaryDirectory()
+        let web = try startWeb(folder)
+        defer { _ = web.daemon.terminate() }
+        try addUser(web, "alice", role: "admin")
+        try addUser(web, "bob", role: "viewer", password: "viewer pass 123")
+        XCTAssertEqual(try login(web, "alice").status, 200)
+        let origin = "Origin: \(web.base)"
+        let file = folder.path + "/state/web-settings.toml"
+        XCTAssertEqual(try request(web, "GET", "/api/settings").json["writable"] as? Bool, true)
+
+        let saved = try request(web, "PUT", "/api/settings", body: #"{"settings":{"storage.retention_days":9,"camera.rotation":180}}"#,
+                                headers: [origin])
+        XCTAssertEqual(saved.status, 200, saved.body)
+        XCTAssertEqual(saved.json["applied_now"] as? [String], ["storage"], saved.body)
+        XCTAssertEqual(saved.json["need_restart"] as? [String], ["camera"], saved.body)
+        let settings = try XCTUnwrap(try request(web, "GET", "/api/settings").json["settings"] as? [String: Any])
+        XCTAssertEqual(settings["storage.retention_days"] as? Int, 9, "GET shows the configuration in effect")
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        XCTAssertTrue(text.contains("[storage]\nretention_days = 9") && text.contains("rotation = 180"), text)
+        XCTAssertTrue(web.daemon.logText().contains("web: alice saved settings camera.rotation, storage.retention_days"), web.daemon.logText())
+        XCTAssertTrue(web.daemon.logText().contains("web settings saved by alice: configuration reloaded: [storage] applied now"),
+                      web.daemon.logText())
+
+        // A second save keeps the first file as .bak and the earlier key.
+        XCTAssertEqual(try request(web, "PUT", "/api/settings", body: #"{"settings":{"events.pre_seconds":4}}"#, headers: [origin]).status, 200)
+        XCTAssertEqual(try String(contentsOfFile: file + ".bak", encoding: .utf8), text)
+        XCTAssertTrue(try String(contentsOfFile: file, encoding: .utf8).contains("retention_days = 9"))
+
+        // Wrong: a value, a key the page does not change, an HLS path, a viewer, another site.
+        let before = try String(contentsOfFile: file, encoding: .utf8)
+        for (body, key) in [(#"{"settings":{"camera.rotation":45}}"#, "camera.rotation"),
+                            (#"{"settings":{"web.enabled":false}}"#, "web.enabled"),
+                            (#"{"settings":{"stream.url":"/var/lib/kioskcam/x.m3u8"}}"#, "stream.url"),
+                            (#"{"settings":{"storage.retention_days":3,"camera.mirror":"yes"}}"#, "camera.mirror")] {
+            let refused = try request(web, "PUT", "/api/settings", body: body, headers: [origin])
+            XCTAssertEqual(refused.status, 400, body)
+            let error = refused.json["error"] as? [String: Any]
+            XCTAssertEqual(error?["key"] as? String, key, refused.body)
+            XCTAssertTrue((error?["message"] as? String)?.hasPrefix(key + ": ") == true, refused.body)
+        }
+        XCTAssertEqual(try request(web, "PUT", "/api/settings", body: "[1]", headers: [origin]).status, 400)
+        XCTAssertEqual(try request(web, "PUT", "/api/settings", body: #"{"settings":{"events.pre_seconds":5}}"#,
+                                   headers: ["Origin: https://elsewhere.example"]).status, 403, "a change from another site's page is refused")
+        let viewerJar = Web(daemon: web.daemon, port: web.port, jar: folder.path + "/viewer-cookies")
+        XCTAssertEqual(try login(viewerJar, "bob", password: "viewer pass 123").status, 200)
+        XCTAssertEqual(try request(viewerJar, "PUT", "/api/settings", body: #"{"settings":{"events.pre_seconds":5}}"#,
+                                   headers: [origin]).status, 403)
+        XCTAssertEqual(try String(contentsOfFile: file, encoding: .utf8), before, "nothing refused was saved")
+
+        // Every command reads the saved settings on top of the file; a broken file is named.
+        let checked = try Tool.run(Package.kioskcamBinary, ["config", "check", "--config", web.daemon.config], allowFailure: true)
+        XCTAssertEqual(checked.status, 0, checked.stderr)
+        XCTAssertTrue(checked.stdout.contains("saved from the web app (\(file), overriding the file): camera.rotation = 180, "
+                                              + "events.pre_seconds = 4, storage.retention_days = 9"), checked.stdout)
+        XCTAssertTrue(checked.stdout.contains("retention_days = 9\n") || checked.stdout.contains("retention_days = 9 "), checked.stdout)
+        try "[web]\nenabled = false\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let broken = try Tool.run(Package.kioskcamBinary, ["list", "--config", web.daemon.config], allowFailure: true)
+        XCTAssertEqual(broken.status, 78, broken.stderr)
+        XCTAssertTrue(broken.stderr.contains("web-settings.toml") && broken.stderr.contains("fix or remove that file"), broken.stderr)
+    }
+
     /// Wrong passwords: free at first, then throttled with Retry-After (the right password
     /// too, while the wait runs); counted in status; the password is never logged.
     func testWrongPasswordsAreThrottledCountedAndNeverLogged() throws {

@@ -681,6 +681,28 @@ def alice(checks, s, today, logged_in):
         checks.run(f"{path} renders for alice", visit, needs=need)
         s.check_errors(checks, path)
 
+    # --- settings: a change saved from the page is in effect ---
+    s.begin()
+
+    def save_setting():
+        p.navigate(s.url("/settings"))
+        s.wait("!document.getElementById('settings-form').hidden", timeout=10, message="the settings form")
+        field = "#f-storage-retention-days"
+        expect(s.js(f"!!document.querySelector('{field}')"), "no retention days field on the settings page")
+        s.js(f"(() => {{ const i = document.querySelector('{field}'); i.value = '21'; "
+             "i.dispatchEvent(new Event('input', {bubbles: true})); })()")
+        p.click("#save")
+        s.wait("document.getElementById('form-status').textContent.startsWith('Saved')", timeout=15,
+               message="the page saying Saved")
+        said = s.js("document.getElementById('form-status').textContent")
+        r = p.api("GET", "/api/settings")
+        expect(r.status == 200, f"GET /api/settings answered {r.status}")
+        days = (r.json or {}).get("settings", {}).get("storage.retention_days")
+        expect(days == 21, f"storage.retention_days is {days} after saving 21")
+        return f"the page said {said!r}; GET /api/settings: retention_days {days}"
+    checks.run("/settings: alice saves retention days 21 and it is in effect", save_setting, needs=need)
+    s.check_errors(checks, "/settings save")
+
     # --- log out ---
     s.begin()
 
