@@ -45,8 +45,8 @@ public enum SourceFactory {
             logger.notice("camera: no camera found; using the built-in test pattern, \(camera.format)")
             return camera
         case .testPattern:
-            let camera = TestPatternCamera(format: format)
-            logger.notice("camera: built-in test pattern, \(camera.format)")
+            let camera = TestPatternCamera(format: format, burnsClock: configuration.camera.testClock)
+            logger.notice("camera: built-in test pattern, \(camera.format)\(configuration.camera.testClock ? ", with its clock burned in" : "")")
             return camera
         case .rawFile(let path):
             logger.info("camera: raw frames from \(path), \(format), \(realtime ? "real time" : "as fast as possible")")

@@ -69,7 +69,9 @@ public struct TestPatternRenderer: Sendable {
     ///   - sequence: The frame number; drives the moving box.
     ///   - caption: Text burned in at the bottom left (date and time, as ASCII);
     ///     the frame number follows it.
-    public func render(into buffer: UnsafeMutableRawBufferPointer, sequence: Int, caption: [UInt8]) {
+    ///   - clockMilliseconds: When set, the capture time (ms, wall clock, modulo 2^24)
+    ///     burned in as the `clockStrip` blocks, for scripts/bench-web's glass-to-glass latency.
+    public func render(into buffer: UnsafeMutableRawBufferPointer, sequence: Int, caption: [UInt8], clockMilliseconds: UInt32? = nil) {
         let size = format.size
         guard buffer.count >= background.count, let base = buffer.baseAddress else { return }
         background.withUnsafeBytes { source in
@@ -100,7 +102,29 @@ public struct TestPatternRenderer: Sendable {
             draw(UInt8(ascii: "0") + UInt8((sequence / divisor) % 10))
             divisor /= 10
         }
+        if let clockMilliseconds {
+            let strip = clockStrip
+            guard strip.block > 0 else { return }
+            for index in 0..<strip.count {
+                let on = index == 0 || (index > 1 && clockMilliseconds >> UInt32(strip.count - 1 - index) & 1 == 1)
+                canvas.fill(x: strip.x + index * strip.block, y: strip.y, width: strip.block, height: strip.block, on ? .white : .black)
+            }
+        }
     }
+
+    /// Where the clock is drawn: `count` square blocks of `block` pixels in a row from
+    /// (`x`, `y`): a white one and a black one (the levels a reader compares with), then
+    /// `clockBits` bits, most significant first, white for 1. Blocks of 1/45 of the height
+    /// (16 px at 720p) survive H.264 at any bit rate the encoder is set to.
+    public var clockStrip: (x: Int, y: Int, block: Int, count: Int) {
+        let size = format.size
+        let count = 2 + Self.clockBits
+        let block = min(max(4, size.height / 45), (size.width - 8) / count) & ~1
+        return (x: block, y: block, block: max(0, block), count: count)
+    }
+
+    /// Bits of the burned-in clock: milliseconds modulo 2^24, 4.6 hours before it wraps.
+    public static let clockBits = 24
 }
 
 extension TestPatternRenderer {
@@ -137,6 +161,28 @@ extension TestPatternRenderer {
             number = number * 10 + best.digit
         }
         return number
+    }
+}
+
+extension TestPatternRenderer {
+    /// Reads the burned-in clock back from a picture's luma (8-bit, one byte per pixel), as
+    /// scripts/bench-web's page does from the browser's video: each block's centre against
+    /// the middle of the white and black reference blocks. Nil when the references are not
+    /// clearly apart (no clock drawn).
+    public func readClock(luma: UnsafeRawBufferPointer) -> UInt32? {
+        let size = format.size, strip = clockStrip
+        guard strip.block > 0, luma.count >= size.pixelCount else { return nil }
+        func level(_ index: Int) -> Int {
+            let x = strip.x + index * strip.block + strip.block / 2, y = strip.y + strip.block / 2
+            return Int(luma[y * size.width + x])
+        }
+        let white = level(0), black = level(1)
+        guard white - black > 64 else { return nil }
+        var value: UInt32 = 0
+        for index in 2..<strip.count {
+            value = value << 1 | (level(index) * 2 > white + black ? 1 : 0)
+        }
+        return value
     }
 }
 

@@ -16,7 +16,11 @@ public final class TestPatternCamera: VideoSource, Sendable {
     ///   - format: Size, rate and layout; a layout the pattern is not drawn in becomes
     ///     YUYV (see `TestPatternRenderer.layouts`; `format` then says so).
     ///   - bufferCount: Frames that may be in flight at once (queue + encoder).
-    public init(format requested: VideoFormat, bufferCount: Int = 12) {
+    /// Whether each frame carries its capture time as blocks (`TestPatternRenderer.clockStrip`).
+    private let burnsClock: Bool
+
+    public init(format requested: VideoFormat, bufferCount: Int = 12, burnsClock: Bool = false) {
+        self.burnsClock = burnsClock
         renderer = TestPatternRenderer(format: requested)
         format = renderer.format
         pool = BufferPool(bufferCapacity: format.frameByteCount, count: bufferCount)
@@ -40,7 +44,8 @@ public final class TestPatternCamera: VideoSource, Sendable {
                     caption = Array(Self.caption(for: now).utf8)
                 }
                 if let buffer = pool.take() {
-                    renderer.render(into: buffer.mutableBytes, sequence: sequence, caption: caption)
+                    let clock = burnsClock ? UInt32(UInt64(now.timeIntervalSince1970 * 1000) & ((1 << TestPatternRenderer.clockBits) - 1)) : nil
+                    renderer.render(into: buffer.mutableBytes, sequence: sequence, caption: caption, clockMilliseconds: clock)
                     buffer.byteCount = format.frameByteCount
                     sink.deliver(VideoFrame(buffer: buffer, format: format, timestamp: timestamp, sequence: sequence))
                 }

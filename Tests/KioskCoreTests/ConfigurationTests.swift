@@ -88,6 +88,7 @@ final class ConfigurationTests: XCTestCase {
         ("camera", "source", "\"file:/tmp/frames.raw\""),
         ("camera", "size", "\"640x480\""),
         ("camera", "fps", "25"),
+        ("camera", "test_clock", "true"),
         ("camera", "pixel_format", "\"NV12\""),
         ("camera", "lost_after_seconds", "3"),
         ("camera", "zoom", "150"),
@@ -228,6 +229,7 @@ final class ConfigurationTests: XCTestCase {
         expected.camera.source = .rawFile(path: "/tmp/frames.raw")
         expected.camera.size = FrameSize(width: 640, height: 480)
         expected.camera.framesPerSecond = 25
+        expected.camera.testClock = true
         expected.camera.pixelFormat = .nv12
         expected.camera.lostAfterSeconds = 3
         expected.camera.zoom = 150

@@ -78,6 +78,26 @@ final class TestPatternRendererTests: XCTestCase {
         }
     }
 
+    /// The burned-in clock (camera.test_clock) reads back from the luma, at the sizes a
+    /// latency run uses and the smallest; a pattern without it reads as no clock.
+    func testTheClockStripReadsBackAndIsAbsentByDefault() {
+        for (width, height) in [(1280, 720), (320, 180), (1920, 1080)] {
+            let renderer = TestPatternRenderer(format: VideoFormat(size: FrameSize(width: width, height: height), pixelFormat: .yuv420,
+                                                                   framesPerSecond: 30))
+            let strip = renderer.clockStrip
+            XCTAssertGreaterThanOrEqual(strip.block, 4)
+            XCTAssertLessThanOrEqual(strip.x + strip.count * strip.block, width)
+            for value: UInt32 in [0, 1, 0xABCDEF, 0xFFFFFF, 8_388_608] {
+                var bytes = [UInt8](repeating: 0, count: renderer.format.frameByteCount)
+                bytes.withUnsafeMutableBytes { renderer.render(into: $0, sequence: 7, caption: caption, clockMilliseconds: value) }
+                XCTAssertEqual(bytes.withUnsafeBytes { renderer.readClock(luma: $0) }, value, "\(width)x\(height)")
+            }
+            var plain = [UInt8](repeating: 0, count: renderer.format.frameByteCount)
+            plain.withUnsafeMutableBytes { renderer.render(into: $0, sequence: 7, caption: caption) }
+            XCTAssertNil(plain.withUnsafeBytes { renderer.readClock(luma: $0) }, "no clock unless asked")
+        }
+    }
+
     func testTooSmallBufferIsLeftAlone() {
         let renderer = TestPatternRenderer(format: VideoFormat(size: size, pixelFormat: .yuyv, framesPerSecond: 30))
         var bytes = [UInt8](repeating: 0xAB, count: renderer.format.frameByteCount - 1)

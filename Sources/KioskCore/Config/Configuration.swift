@@ -85,6 +85,9 @@ public struct Configuration: Sendable, Equatable {
         public var builtInPixelFormat: PixelFormat { pixelFormat ?? .yuyv }
         /// Seconds without a frame before the camera counts as lost.
         public var lostAfterSeconds: Double = 5
+        /// The test pattern burns each frame's capture time in as blocks (top left), so a
+        /// page can read glass-to-glass latency off the picture (scripts/bench-web).
+        public var testClock = false
         /// Controls applied when the camera opens, each only if the device has it.
         public var zoom: Int?
         public var focus: ControlSetting?

@@ -119,6 +119,7 @@ extension Configuration {
                 return true
             },
             .integer("camera.fps", 1...120) { c, v in c.camera.framesPerSecond = v },
+            .bool("camera.test_clock") { c, v in c.camera.testClock = v },
             // Every raw layout kioskcam records, in the negotiation's order. MJPEG is not a
             // choice here: the test pattern and raw files cannot deliver it, and a camera's
             // MJPEG is taken by itself when it serves the size and rate best.
