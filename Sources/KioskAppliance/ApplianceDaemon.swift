@@ -121,10 +121,20 @@ public final class ApplianceDaemon: Sendable {
             }
         }
         let appliance = appliance
-        runner.onTick = { [interaction, control, mqtt, broadcast] status in
+        // The lock screen shows where the web app is; the board's address is read again
+        // every 10 s (DHCP may change it), not at every tick.
+        let webInfo = Locked<(info: ScreenWebInfo?, read: Double)>((nil, 0))
+        let webServer = web
+        runner.onTick = { [interaction, control, mqtt, broadcast, webServer] status in
             let now = Date().timeIntervalSince1970
+            let screenWeb = webServer.flatMap { web in
+                webInfo.withLock { cached in
+                    if cached.info == nil || now - cached.read > 10 { cached = (web.screenInfo, now) }
+                    return cached.info
+                }
+            }
             interaction?.update(status, fleetProblem: mqtt.map { $0.status.connected ? nil : "MQTT offline" } ?? nil,
-                                broadcast: broadcast.current(now: now)?.shortLabel(now: now))
+                                broadcast: broadcast.current(now: now)?.shortLabel(now: now), web: screenWeb)
             if let event = broadcast.stateEvent(now: now) { control?.publish(event) }
             if let levels = status.recorder.audioLevels {
                 control?.publish(ControlEvent(.levels, ["rms_dbfs": .array(levels.rmsDBFS.map(JSONValue.number)),

@@ -176,7 +176,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     /// - Parameters:
     ///   - fleetProblem: "MQTT offline" while the broker is unreachable.
     ///   - broadcast: The broadcast's short state while one runs.
-    public func update(_ status: ApplianceStatus, fleetProblem: String? = nil, broadcast: String? = nil) {
+    public func update(_ status: ApplianceStatus, fleetProblem: String? = nil, broadcast: String? = nil, web: ScreenWebInfo? = nil) {
         var screen = ScreenStatus()
         screen.recordingSeconds = status.recorder.secondsWritten
         screen.recordingBytes = status.recorder.bytesWritten
@@ -187,6 +187,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         screen.defaultPinWarning = (try? pinStore.isDefault()) ?? false
         screen.fleetProblem = fleetProblem
         screen.broadcast = broadcast
+        screen.web = web
         screen.broadcastAvailable = self.broadcast != nil && !configuration.broadcast.destinations.isEmpty
         screen.recordingKind = status.activity.kind
         screen.torch = torchState.withLock { $0 }

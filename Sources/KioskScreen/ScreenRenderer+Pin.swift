@@ -17,7 +17,70 @@ extension ScreenRenderer {
             canvas.text(message, in: layout.pinMessage, size: Double(max(16, min(24, layout.pinMessage.height * 3 / 5))),
                         bold: true, colour: Palette.amber, padding: 12)
         }
+        if let web = model.web, let panel = layout.pinWebPanel { drawWebPanel(web, in: panel) }
         drawPinStatusBar(model)
+    }
+
+    /// Where a phone finds the web app: a QR code of the URL, the URL, and the SHA-256
+    /// fingerprint (four lines of 16 hex digits) to compare with what the browser shows for
+    /// the self-signed certificate.
+    private func drawWebPanel(_ web: ScreenWebInfo, in panel: ScreenRect) {
+        let line = max(14, min(20, panel.height / 14))
+        canvas.text("On a phone", in: ScreenRect(x: panel.x, y: panel.y, width: panel.width, height: line),
+                    size: Double(line) * 0.8, bold: true, colour: Palette.mutedText)
+        var y = panel.y + line + 4
+        let fingerprintLines = web.fingerprint.map { Self.fingerprintLines($0) } ?? []
+        let textHeight = line + fingerprintLines.count * (line - 2) + (fingerprintLines.isEmpty ? 0 : line)
+        if let code = QRCode(text: web.url) {
+            let quiet = 2
+            let room = min(panel.width, panel.height - (y - panel.y) - textHeight - 8)
+            let module = room / (code.size + 2 * quiet)
+            if module >= 2 {
+                let side = module * (code.size + 2 * quiet)
+                let left = panel.x + (panel.width - side) / 2
+                canvas.fill(ScreenRect(x: left, y: y, width: side, height: side), Colour(0xFFFFFF))
+                let black = Colour(0x000000)
+                for row in 0..<code.size {
+                    for column in 0..<code.size where code.isDark(x: column, y: row) {
+                        canvas.fill(ScreenRect(x: left + (column + quiet) * module, y: y + (row + quiet) * module,
+                                               width: module, height: module), black)
+                    }
+                }
+                y += side + 6
+            }
+        }
+        canvas.text(web.url, in: ScreenRect(x: panel.x, y: y, width: panel.width, height: line), size: Double(line) * 0.8,
+                    bold: true, colour: Palette.text)
+        y += line
+        guard !fingerprintLines.isEmpty else { return }
+        canvas.text("Certificate SHA-256", in: ScreenRect(x: panel.x, y: y, width: panel.width, height: line),
+                    size: Double(line) * 0.7, colour: Palette.mutedText)
+        y += line
+        for text in fingerprintLines {
+            canvas.text(text, in: ScreenRect(x: panel.x, y: y, width: panel.width, height: line - 2), size: Double(line) * 0.7,
+                        colour: Palette.mutedText)
+            y += line - 2
+        }
+    }
+
+    /// "AB:CD:…" (32 bytes) as four lines of eight bytes, without colons: "ABCD EF01 …".
+    static func fingerprintLines(_ fingerprint: String) -> [String] {
+        let hex = Array(fingerprint.filter { $0.isHexDigit })
+        guard !hex.isEmpty else { return [] }
+        var lines: [String] = []
+        var index = 0
+        while index < hex.count {
+            let chunk = hex[index..<min(hex.count, index + 16)]
+            var groups: [String] = []
+            var start = chunk.startIndex
+            while start < chunk.endIndex {
+                groups.append(String(chunk[start..<min(chunk.endIndex, start + 4)]))
+                start += 4
+            }
+            lines.append(groups.joined(separator: " "))
+            index += 16
+        }
+        return lines
     }
 
     private func drawPinDots(filled: Int) {

@@ -25,7 +25,7 @@ public final class WebServer: Sendable {
     }
 
     public let facts: Facts
-    private let configuration: Configuration.Web
+    let configuration: Configuration.Web
     private let app: WebApp
     private let live: LiveStream?
     private let gate: WebGate

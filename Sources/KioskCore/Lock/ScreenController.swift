@@ -68,8 +68,23 @@ public struct ScreenStatus: Sendable, Equatable {
     public var recordingKind: RecordingKind?
     /// The camera's torch: nil without one, else whether it is on.
     public var torch: Bool?
+    /// Where a phone finds the web app, for the lock screen; nil while it is off.
+    public var web: ScreenWebInfo?
 
     public init() {}
+}
+
+/// The web app's address and certificate, as the lock screen shows them: the URL (with a
+/// QR code of it) and the SHA-256 fingerprint a user compares with the browser's warning.
+public struct ScreenWebInfo: Sendable, Equatable {
+    public var url: String
+    /// "AB:CD:…" (32 bytes); nil without TLS.
+    public var fingerprint: String?
+
+    public init(url: String, fingerprint: String?) {
+        self.url = url
+        self.fingerprint = fingerprint
+    }
 }
 
 /// The screen's behaviour as a pure state machine: idle timer, screensaver,
@@ -240,6 +255,7 @@ public struct ScreenController: Sendable {
         model.broadcast = newStatus.broadcast
         model.broadcastAvailable = newStatus.broadcastAvailable
         model.torch = newStatus.torch
+        model.web = newStatus.web
         updateSoundRecorder(kind: newStatus.recordingKind)
         return finish(before, [])
     }

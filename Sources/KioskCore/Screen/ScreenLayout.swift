@@ -37,6 +37,9 @@ public struct ScreenLayout: Sendable, Equatable {
     public let pinMessage: ScreenRect
     /// Each key of the pad and its rectangle.
     public let pinKeys: [(key: PinKey, rect: ScreenRect)]
+    /// Beside the PIN pad, on the left: the web app's address, its QR code and the
+    /// certificate's fingerprint. Nil where the pad leaves less than 140 px (portrait).
+    public let pinWebPanel: ScreenRect?
 
     public init(size: ScreenSize) {
         self.size = size
@@ -119,6 +122,9 @@ public struct ScreenLayout: Sendable, Equatable {
         }
         pinKeys = keys
         pinMessage = ScreenRect(x: 0, y: padBottom + gap / 2, width: w, height: messageHeight)
+        let panelWidth = padLeft - 2 * gap
+        pinWebPanel = panelWidth >= 140 && padBottom - padTop >= 180
+            ? ScreenRect(x: gap, y: padTop, width: panelWidth, height: padBottom - padTop) : nil
     }
 
     /// What a tap at `point` hits on `page`, if anything.

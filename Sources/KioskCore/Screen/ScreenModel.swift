@@ -84,6 +84,8 @@ public struct ScreenModel: Sendable, Equatable {
     public var notice: String?
     /// Shown until the factory-default PIN is changed.
     public var defaultPinWarning = false
+    /// The web app's address and fingerprint, drawn beside the PIN pad where it fits.
+    public var web: ScreenWebInfo?
     /// The motion indicator: motion seen now, an event clip being written.
     public var motion = false
     public var eventClip = false
