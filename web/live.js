@@ -154,7 +154,7 @@ document.addEventListener('visibilitychange', () => { if (!document.hidden) chas
 function startHls() {
   setState('connecting', 'Connecting…');
   video.src = '/api/live.m3u8';
-  video.addEventListener('error', () => setState('error', 'Live view is not available in this browser yet.'));
+  video.addEventListener('error', () => setState('error', 'The live view could not start in this browser.'));
   video.play().catch(() => {});
 }
 

@@ -9,6 +9,15 @@ public struct LiveChunk: Sendable {
     public enum Kind: Sendable, Equatable { case initSegment(mimeType: String), fragment(keyframe: Bool) }
     public let kind: Kind
     public let bytes: [UInt8]
+    /// A fragment's picture time, seconds since the stream's start (0 for the init segment):
+    /// what HLS segment durations are made of.
+    public let seconds: Double
+
+    public init(kind: Kind, bytes: [UInt8], seconds: Double = 0) {
+        self.kind = kind
+        self.bytes = bytes
+        self.seconds = seconds
+    }
 }
 
 /// The live view's fan-out: one encode, many viewers (the web app's `/api/live`).
@@ -56,6 +65,7 @@ public final class LiveStream: PacketOutput, Sendable {
         var audio: StreamParameters?
         var videoOpenedAt: MonotonicInstant?
         var muxer: LiveFragmentMuxer?
+        var muxerStart: MonotonicInstant?
         var initChunk: LiveChunk?
         var fragments = 0
         var droppedGOPsOfLeft = 0
@@ -170,6 +180,7 @@ public final class LiveStream: PacketOutput, Sendable {
                         return (nil, [])
                     }
                     shared.muxer = muxer
+                    shared.muxerStart = packet.time
                     let initChunk = LiveChunk(kind: .initSegment(mimeType: type), bytes: muxer.initSegment)
                     shared.initChunk = initChunk
                     for viewer in shared.viewers.values { viewer.continuation.yield(initChunk) }
@@ -182,7 +193,9 @@ public final class LiveStream: PacketOutput, Sendable {
             do {
                 guard let fragment = try muxer.write(packet) else { return (nil, []) }
                 shared.fragments += 1
-                return (LiveChunk(kind: .fragment(keyframe: packet.isKeyframe), bytes: fragment), Array(shared.viewers.values))
+                let seconds = shared.muxerStart.map { packet.time.seconds(since: $0) } ?? 0
+                return (LiveChunk(kind: .fragment(keyframe: packet.isKeyframe), bytes: fragment, seconds: seconds),
+                        Array(shared.viewers.values))
             } catch {
                 logger.error("live view: \(error); the viewers reconnect")
                 restart(&shared, reason: "\(error)")

@@ -61,6 +61,17 @@ struct WebApp: HTTPResponder {
     let status: @Sendable () -> [String: JSONValue]
     let logger: Logger
     let fileIO = FileIO()
+    /// Native HLS of the live view (nil: no camera).
+    let hls: LiveHLS?
+
+    init(backend: WebBackend, gate: WebGate, tls: Bool, status: @escaping @Sendable () -> [String: JSONValue], logger: Logger) {
+        self.backend = backend
+        self.gate = gate
+        self.tls = tls
+        self.status = status
+        self.logger = logger
+        hls = backend.live.map { LiveHLS(stream: $0) }
+    }
 
     func respond(to request: Request, context: WebContext) async throws -> Response {
         var response = await answer(request, context: context)
@@ -169,6 +180,8 @@ struct WebApp: HTTPResponder {
         case .snapshotJPEG: return await snapshotJPEG()
         case .live:
             return WebResponses.error(.badRequest, "websocket_required", "/api/live is a WebSocket: open it from the live page")
+        case .livePlaylist, .liveInit, .liveSegment:
+            return await hlsAnswer(route)
         case .recording, .snapshot, .event, .export:
             return await control(route, request: request, identity: identity)
         case .settings:
@@ -454,6 +467,29 @@ struct WebApp: HTTPResponder {
                 ])
             }
         }
+    }
+
+    /// The live view as HLS: the playlist (waiting up to 10 s for its first segment), the
+    /// init segment and the segments it lists. Never cached: they change every GOP.
+    private func hlsAnswer(_ route: WebRoute) async -> Response {
+        guard let hls else { return WebResponses.error(.serviceUnavailable, "no_camera", "there is no camera to watch") }
+        let body: (type: String, bytes: [UInt8])?
+        switch route {
+        case .livePlaylist:
+            guard let text = await hls.playlist(prefix: "/api/live") else {
+                return WebResponses.error(.serviceUnavailable, "starting",
+                                          "the live stream has no segment yet (or max_viewers watch already): try again in a few seconds",
+                                          headers: [.retryAfter: "2"])
+            }
+            body = ("application/vnd.apple.mpegurl", Array(text.utf8))
+        case .liveInit: body = hls.initSegment.map { ("video/mp4", $0) }
+        case .liveSegment(let sequence): body = hls.segment(sequence).map { ("video/iso.segment", $0) }
+        default: body = nil
+        }
+        guard let body else {
+            return WebResponses.error(.notFound, "not_found", "no such live segment (gone from the window, or not made yet): fetch the playlist again")
+        }
+        return Response(status: .ok, headers: [.contentType: body.type], body: .init(byteBuffer: ByteBuffer(bytes: body.bytes)))
     }
 
     /// Saves of the settings file, one at a time (read, change, write, reload).

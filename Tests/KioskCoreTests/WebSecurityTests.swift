@@ -24,6 +24,7 @@ final class WebSecurityTests: XCTestCase {
             ("POST", "/api/snapshot", .admin), ("POST", "/api/event", .admin), ("POST", "/api/export", .admin),
             ("GET", "/api/settings", .admin), ("PUT", "/api/settings", .admin),
             ("GET", "/exports/video-20261128-101455_0-1000.mp4", .viewer),
+            ("GET", "/api/live.m3u8", .viewer), ("GET", "/api/live/init.mp4", .viewer), ("GET", "/api/live/12.m4s", .viewer),
         ]
         for (method, path, role) in closed {
             guard case .route(let route) = WebRoute.match(method: method, path: path) else { return XCTFail("\(method) \(path)") }
@@ -44,6 +45,13 @@ final class WebSecurityTests: XCTestCase {
         XCTAssertEqual(WebRoute.match(method: "GET", path: "/api/login"), .route(.loginInfo))
         XCTAssertEqual(WebRoute.match(method: "PATCH", path: "/api/login"), .methodNotAllowed(allowed: ["GET", "POST"]))
         XCTAssertEqual(WebRoute.match(method: "GET", path: "/static/../../etc/passwd"), .notFound)
+        XCTAssertEqual(WebRoute.match(method: "GET", path: "/api/live/0.m4s"), .route(.liveSegment(0)))
+        XCTAssertEqual(WebRoute.match(method: "GET", path: "/api/live/999999999.m4s"), .route(.liveSegment(999_999_999)))
+        for path in ["/api/live/-1.m4s", "/api/live/01.m4s", "/api/live/1234567890.m4s", "/api/live/.m4s", "/api/live/1.ts",
+                     "/api/live/+1.m4s", "/api/live/1.m4s/x", "/api/live/١.m4s", "/api/live/init.mp4.m4s"] {
+            XCTAssertEqual(WebRoute.match(method: "GET", path: path), .notFound, path)
+        }
+        XCTAssertEqual(WebRoute.match(method: "POST", path: "/api/live.m3u8"), .methodNotAllowed(allowed: ["GET"]))
     }
 
     /// Traversal in every spelling is simply not a library path: nothing is ever joined.

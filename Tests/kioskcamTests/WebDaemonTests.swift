@@ -217,6 +217,41 @@ final class WebDaemonTests: XCTestCase {
         XCTAssertTrue(web.daemon.logText().contains("web: alice deleted video/"), "deletions are logged with the user")
     }
 
+    /// The live view as native HLS (for browsers without MSE), read by a real HLS client:
+    /// ffmpeg fetches the playlist, the init segment and the segments with the session's
+    /// cookie and gets the camera's H.264 and the sound; without a session all three are 401.
+    func testLiveHLSPlaysInFFmpegWithASessionOnly() throws {
+        let folder = TemporaryDirectory()
+        let web = try startWeb(folder)
+        defer { _ = web.daemon.terminate() }
+        try addUser(web, "bob", role: "viewer", password: "viewer pass 123")
+        for path in ["/api/live.m3u8", "/api/live/init.mp4", "/api/live/0.m4s"] {
+            XCTAssertEqual(try request(web, "GET", path, cookies: false).status, 401, path)
+        }
+        XCTAssertEqual(try login(web, "bob", password: "viewer pass 123").status, 200)
+        let playlist = try request(web, "GET", "/api/live.m3u8")
+        XCTAssertEqual(playlist.status, 200, playlist.body)
+        XCTAssertEqual(playlist.headers["content-type"], "application/vnd.apple.mpegurl")
+        XCTAssertTrue(playlist.body.hasPrefix("#EXTM3U\n") && playlist.body.contains("#EXT-X-MAP:URI=\"/api/live/init.mp4\""),
+                      playlist.body)
+        let jar = try String(contentsOfFile: web.jar, encoding: .utf8)
+        var session = ""
+        for line in jar.split(separator: "\n") {
+            let fields = line.split(separator: "\t").map(String.init)
+            if fields.count >= 7, fields[5] == "kioskcam_session" { session = fields[6] }
+        }
+        XCTAssertFalse(session.isEmpty, jar)
+        let ffprobe = try requiredProgram("ffprobe", package: "ffmpeg")
+        let probe = try Tool.run(ffprobe, ["-v", "error", "-headers", "Cookie: kioskcam_session=\(session)\r\n",
+                                           "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0",
+                                           web.base + "/api/live.m3u8"], allowFailure: true)
+        XCTAssertEqual(probe.status, 0, probe.stderr)
+        // Each stream twice: as the HLS program's and on its own.
+        XCTAssertEqual(Set(probe.stdout.split(separator: "\n").map(String.init)), ["aac", "h264,320,240"], probe.stdout)
+        let later = try request(web, "GET", "/api/live/999999.m4s")
+        XCTAssertEqual(later.status, 404, "a segment not made yet: \(later.body)")
+    }
+
     /// Settings from the page: checked by the schema, saved to the state directory (the old
     /// file kept as .bak), applied by the daemon's reload, read by every command after; a
     /// viewer, a wrong value and a key the page does not show are refused, and nothing saved.

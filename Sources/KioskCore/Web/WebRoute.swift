@@ -28,6 +28,11 @@ public enum WebRoute: Equatable, Sendable {
     case exportedClip(String)
     case snapshotJPEG
     case live
+    /// Native HLS for browsers without Media Source Extensions (older iPhones): the
+    /// playlist, its init segment, and one segment (a GOP) by sequence number.
+    case livePlaylist
+    case liveInit
+    case liveSegment(Int)
     case recording
     case snapshot
     case event
@@ -40,7 +45,7 @@ public enum WebRoute: Equatable, Sendable {
         switch self {
         case .loginPage, .staticFile, .loginInfo, .login: .open
         case .root, .page(.live), .page(.library), .page(.events), .page(.status), .logout, .me, .status, .library, .events,
-             .media, .thumbnail, .exportedClip, .snapshotJPEG, .live: .user(.viewer)
+             .media, .thumbnail, .exportedClip, .snapshotJPEG, .live, .livePlaylist, .liveInit, .liveSegment: .user(.viewer)
         case .page(.settings), .deleteMedia, .recording, .snapshot, .event, .export, .settings, .changeSettings: .user(.admin)
         }
     }
@@ -96,6 +101,7 @@ public enum WebRoute: Equatable, Sendable {
             case "events": return only(["GET": .events])
             case "snapshot.jpg": return only(["GET": .snapshotJPEG])
             case "live": return only(["GET": .live])
+            case "live.m3u8": return only(["GET": .livePlaylist])
             case "recording": return only(["POST": .recording])
             case "snapshot": return only(["POST": .snapshot])
             case "event": return only(["POST": .event])
@@ -103,6 +109,13 @@ public enum WebRoute: Equatable, Sendable {
             case "settings": return only(["GET": .settings, "PUT": .changeSettings])
             default: return .notFound
             }
+        case 3 where parts[0] == "api" && parts[1] == "live":
+            if parts[2] == "init.mp4" { return only(["GET": .liveInit]) }
+            // "N.m4s": 1 to 9 digits, no sign, no leading zero but "0" itself.
+            guard parts[2].hasSuffix(".m4s"), case let digits = parts[2].dropLast(4), (1...9).contains(digits.count),
+                  digits.allSatisfy({ $0.isASCII && $0.isNumber }), digits == "0" || !digits.hasPrefix("0"),
+                  let sequence = Int(digits) else { return .notFound }
+            return only(["GET": .liveSegment(sequence)])
         case 2 where parts[0] == "exports":
             guard WebExportName.isValid(parts[1]) else { return .notFound }
             return only(["GET": .exportedClip(parts[1])])
