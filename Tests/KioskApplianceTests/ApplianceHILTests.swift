@@ -650,14 +650,19 @@ final class ApplianceHILTests: XCTestCase {
         check((probe.video?.frameCount ?? 0) >= Int(seconds * 15 / 2), "\(file): its frames decode, at least half of 15 fps",
               "\(probe.video?.frameCount ?? 0) frames in \(String(format: "%.2f", seconds)) s")
         // The picture moves all along: an encoder starved of CPU drops every frame for a
-        // while, and the clip's sound then goes on under a picture that stands still.
+        // while, and the clip's sound then goes on under a picture that stands still (the
+        // first run of this check found 22 s). Gaps are printed against a 1 s target and fail
+        // over 3 s: the TCG guest alone on the machine still left 1.6 s once (CI, 2026-11-28)
+        // with the daemon right, and a starved encoder shows as far more.
         let times = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time",
                                              "-of", "csv=p=0", path])
             .stdout.split(whereSeparator: \.isNewline).compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.sorted()
         let gaps = zip(times, times.dropFirst()).map { (at: $0, seconds: $1 - $0) }
         let longest = gaps.max { $0.seconds < $1.seconds }
-        check(times.count > 1 && (longest?.seconds ?? 0) <= 1,
-              "\(file): no gap over 1 s between its frames (longest \(String(format: "%.2f", longest?.seconds ?? 0)) s)",
+        note("\(file): longest gap between frames \(String(format: "%.2f", longest?.seconds ?? 0)) s (target 1 s: "
+             + ((longest?.seconds ?? 0) <= 1 ? "met" : "missed") + ")")
+        check(times.count > 1 && (longest?.seconds ?? 0) <= 3,
+              "\(file): no gap over 3 s between its frames (longest \(String(format: "%.2f", longest?.seconds ?? 0)) s)",
               "\(String(format: "%.2f", longest?.seconds ?? 0)) s without a frame from \(String(format: "%.2f", longest?.at ?? 0)) s on; \(times.count) frames")
     }
 

@@ -362,13 +362,29 @@ extension MediaViewHILTests {
         if let change = panel.first(where: { $0.time > tapped && abs($0.brightness - baseline) > 8 }) {
             note(String(format: "the picture area first changed %.0f ms after the tap", change.time.seconds(since: tapped) * 1000))
         }
+        // The recording's first flash is at its time 0, a second before its first click. A
+        // slow guest's player may drop that picture (CI, 2026-11-28: 70 of 150 dropped, the
+        // first flash seen was second 2's): then the first flash is no start time, and the
+        // start is gated on the sound, which is never dropped, and the pictures on their
+        // sync with it (below).
+        let soundStart = clicks.onsets.first.map { $0 - 1 - seconds(tapped) }
         if let first = flashes.firstOnset(notBefore: seconds(tapped)) {
             let latency = first - seconds(tapped)
-            note(String(format: "tap → first picture on the panel: %.0f ms (target %.0f ms: %@; gate %.0f ms)", latency * 1000,
-                        firstPictureTarget * 1000, latency <= firstPictureTarget ? "met" : "missed", firstPictureGate * 1000))
-            XCTAssertLessThanOrEqual(latency, firstPictureGate, "tap → first picture on the panel")
+            let isTimeZero = clicks.onsets.first.map { first < $0 - 0.5 } ?? false
+            if isTimeZero {
+                note(String(format: "tap → first picture on the panel: %.0f ms (target %.0f ms: %@; gate %.0f ms)", latency * 1000,
+                            firstPictureTarget * 1000, latency <= firstPictureTarget ? "met" : "missed", firstPictureGate * 1000))
+                XCTAssertLessThanOrEqual(latency, firstPictureGate, "tap → first picture on the panel")
+            } else {
+                note(String(format: "tap → first picture: not measured, the player dropped the recording's first picture "
+                            + "(the first flash seen, %.0f ms after the tap, is a later second's)", latency * 1000))
+            }
         } else {
-            XCTFail("no first picture on the panel after the tap")
+            XCTFail("no picture on the panel after the tap")
+        }
+        if let soundStart {
+            note(String(format: "tap → the sound's time 0: %.0f ms (gate %.0f ms)", soundStart * 1000, firstPictureGate * 1000))
+            XCTAssertLessThanOrEqual(soundStart, firstPictureGate, "tap → the recording's sound starts")
         }
 
         // Picture − sound for each second's mark (the first picture, a second before the

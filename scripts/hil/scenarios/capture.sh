@@ -329,8 +329,7 @@ fi
 
 # --- the wrappers' own hardware tests (skipped on a host without devices) -------------
 hil_xctest --dir "$WORK" v4l2 KIOSKCAM_HIL_CAMERA=/dev/video0 -- KioskV4L2Tests.V4L2CameraHILTests
-# ALSAHardwareTests (periods 20 ± 5 ms apart by the driver's stamps) run in media.sh,
-# which has the machine to itself; this scenario runs beside the host's tests.
+# ALSAHardwareTests (periods 20 ± 5 ms apart by the driver's stamps) run in media.sh.
 
 # --- a real small disk ---------------------------------------------------------------
 # The disk guard's test mounts a tiny tmpfs, which a host that is not root (or a
