@@ -31,7 +31,8 @@ extension ScreenRenderer {
         var y = panel.y + line + 4
         let fingerprintLines = web.fingerprint.map { Self.fingerprintLines($0) } ?? []
         let textHeight = line + fingerprintLines.count * (line - 2) + (fingerprintLines.isEmpty ? 0 : line)
-        if let code = QRCode(text: web.url) {
+        if webQRCode?.url != web.url { webQRCode = (web.url, QRCode(text: web.url)) }
+        if let code = webQRCode?.code {
             let quiet = 2
             let room = min(panel.width, panel.height - (y - panel.y) - textHeight - 8)
             let module = room / (code.size + 2 * quiet)

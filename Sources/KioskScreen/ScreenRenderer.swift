@@ -39,6 +39,9 @@ public final class ScreenRenderer: @unchecked Sendable {
     var mediaPicturePath: String?
     /// Thumbnails read from their PNGs, bounded: about 64 of 192x108 (5 MiB).
     var thumbnails = BoundedCache<String, CairoPicture>(maximumCost: 6 << 20, maximumCount: 64)
+    /// The lock screen's QR code and the address it was made for: the PIN screen is drawn
+    /// again at every key press and status change, the address changes almost never.
+    var webQRCode: (url: String, code: QRCode?)?
 
     /// - Parameters:
     ///   - framebuffer: Where the picture goes; must be writable.
