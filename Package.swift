@@ -231,6 +231,7 @@ let package = Package(
         .executableTarget(name: "FuzzControlRequest", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzControlRequest"),
         .executableTarget(name: "FuzzTouchDecoder", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTouchDecoder"),
         .executableTarget(name: "FuzzWebRequest", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzWebRequest"),
+        .executableTarget(name: "FuzzRTSP", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzRTSP"),
         .executableTarget(name: "FuzzCgroup", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzCgroup"),
         .executableTarget(name: "FuzzLibraryIndex", dependencies: ["KioskCore", "KioskRecording", "FuzzSupport"],
                           path: "Fuzz/FuzzLibraryIndex"),

@@ -76,6 +76,10 @@ public final class Appliance: Sendable {
     public let stream: StreamOutput?
     /// The web app's live view: the one encode as fMP4 fragments to each viewer.
     public let live: LiveStream
+    /// The RTSP server's fan-out (`[rtsp] enabled`): the one encode as RTP to each client.
+    public let rtp: RTPStream?
+    /// The RTSP server, once the daemon made it: told when the stream ends a client.
+    let rtspEnded = RTSPEndedRelay()
     /// Event clips (`events.mode` events or both): nil in continuous mode or without a camera.
     public let events: EventRecorder?
     /// The event clips' own recording output and the pre-event ring they begin from.
@@ -155,6 +159,17 @@ public final class Appliance: Sendable {
                           expectsAudio: microphone != nil, clock: SystemClock(), logger: logger,
                           requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) })
         graph.encoder.add(live)
+        if configuration.rtsp.enabled {
+            let relay = rtspEnded
+            let rtp = RTPStream(clientByteLimit: 2 * streamBytesPerSecond, expectsAudio: microphone != nil,
+                                framesPerSecond: settings.video?.input.framesPerSecond ?? 0, clock: SystemClock(), logger: logger,
+                                requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) },
+                                onEnded: { relay.ended($0) })
+            graph.encoder.add(rtp)
+            self.rtp = rtp
+        } else {
+            rtp = nil
+        }
         (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay, logger: logger)
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, configured: configuration.camera,
                                         logger: logger)
@@ -503,4 +518,13 @@ private final class EventRelay: Sendable {
     }
     func forward(_ event: RecorderEvent) { target?.recorderEvent(event) }
     func publish(_ event: ApplianceEvent) { target?.publish(event) }
+}
+
+/// Hands "the stream ended client N" to the RTSP server made after the appliance.
+final class RTSPEndedRelay: Sendable {
+    private let target = Locked<(@Sendable (Int) -> Void)?>(nil)
+
+    func set(_ handler: @escaping @Sendable (Int) -> Void) { target.withLock { $0 = handler } }
+
+    func ended(_ clientID: Int) { target.withLock { $0 }?(clientID) }
 }

@@ -151,6 +151,20 @@ public final class ApplianceDaemon: Sendable {
         }
         if let control { runner.add(ControlService(server: control)) }
         if let web { runner.add(WebService(server: web, facts: webFacts, logger: logger)) }
+        if let rtp = appliance.rtp {
+            let name = deviceID.map { "KioskCam \($0)" } ?? "KioskCam"
+            let server = web?.rtspServer(configuration: configuration.rtsp, stream: rtp, name: name)
+                ?? RTSPServer.standalone(configuration: configuration.rtsp, stream: rtp, stateDirectory: stateDirectory, name: name,
+                                         logger: logger)
+            appliance.rtspEnded.set { [weak server] in server?.streamEnded(clientID: $0) }
+            let listen = configuration.rtsp.listen
+            let host = listen.host == "0.0.0.0" || listen.host == "::" ? ProcessInfo.processInfo.hostName : listen.host
+            let url = "rtsp://\(host.contains(":") ? "[\(host)]" : host):\(listen.port)/live"
+            webFacts.set(rtsp: server, url: url)
+            runner.add(RTSPService(server: server, url: url, facts: webFacts, logger: logger))
+        } else if configuration.rtsp.enabled {
+            logger.warning("rtsp: enabled, but there is no camera to serve")
+        }
         if let mqtt { runner.add(MQTTService(bridge: mqtt)) }
         if let uploader { runner.add(UploadService(uploader: uploader)) }
         var metrics: MetricsTextfileWriter?
@@ -308,11 +322,24 @@ struct UploadService: Service {
 /// the control handler, which reports on it).
 final class WebFactsBox: Sendable {
     private let state = Locked<(web: WebServer?, error: String?)>((nil, nil))
+    private let rtsp = Locked<(server: RTSPServer?, url: String?, error: String?)>((nil, nil, nil))
 
     func set(web: WebServer?, error: String?) { state.withLock { $0 = (web, error) } }
     func setError(_ error: String?) { state.withLock { $0.error = error } }
+    func set(rtsp server: RTSPServer?, url: String?) { rtsp.withLock { $0 = (server, url, nil) } }
+    func setRTSPError(_ error: String?) { rtsp.withLock { $0.error = error } }
 
     func fill(_ report: inout StatusReport) {
+        let rtsp = rtsp.withLock { $0 }
+        if let server = rtsp.server {
+            report.rtspURL = rtsp.url
+            let format = ISO8601DateFormatter()
+            report.rtspClients = server.clients.map {
+                RTSPClientStatus(address: $0.address, user: $0.user, transport: $0.transport, path: $0.path,
+                                 since: format.string(from: $0.since), bytes: $0.bytes, droppedGOPs: $0.droppedGOPs)
+            }
+        }
+        report.rtspError = rtsp.error
         let (web, error) = state.withLock { $0 }
         if let web {
             report.webURL = web.facts.url
@@ -323,6 +350,28 @@ final class WebFactsBox: Sendable {
             report.webLoginsThrottled = figures.loginsThrottled
         }
         report.webError = error
+    }
+}
+
+/// The RTSP server as a service: it listens until shutdown. A port already taken is
+/// logged with its fix and shown in status; the rest of the appliance goes on.
+struct RTSPService: Service {
+    let server: RTSPServer
+    let url: String
+    let facts: WebFactsBox
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await server.run { port in
+                let udp = server.configuration.udpPort > 0 ? "UDP \(server.configuration.udpPort)-\(server.configuration.udpPort + 1)" : "TCP only"
+                logger.notice("rtsp: listening on port \(port) (\(udp)): \(url)")
+            }
+        } catch {
+            logger.error("rtsp stopped: \(error)")
+            facts.setRTSPError("\(error)")
+            try? await gracefulShutdown()
+        }
     }
 }
 

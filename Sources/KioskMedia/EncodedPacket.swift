@@ -138,6 +138,15 @@ public final class StreamParameters: @unchecked Sendable {
     /// gets it from its first keyframe).
     public var hasExtradata: Bool { codecParameters.pointee.extradata_size > 0 }
 
+    /// The extradata: SPS/PPS (Annex B or `avcC`) for H.264, the AudioSpecificConfig for AAC.
+    public var extradataBytes: [UInt8] { extradata(of: codecParameters) }
+
+    /// Picture size (video), sample rate and channels (sound): what a session description says.
+    public var width: Int { Int(codecParameters.pointee.width) }
+    public var height: Int { Int(codecParameters.pointee.height) }
+    public var sampleRate: Int { Int(codecParameters.pointee.sample_rate) }
+    public var channels: Int { Int(codecParameters.pointee.ch_layout.nb_channels) }
+
     /// Sets the extradata (padded as libavcodec requires).
     func setExtradata(_ bytes: [UInt8]) { replaceExtradata(of: codecParameters, with: bytes) }
 

@@ -57,19 +57,22 @@ public struct WebUserStore: Sendable {
             entries.append(Entry(name: name, role: role, hash: hash))
             try write(entries)
         }
+        try WebUserDigests(directory: directory).set(name: name, password: password)
     }
 
     /// Removes a user.
     /// - Returns: Whether the user existed.
     public func remove(name: String) throws(PinStoreError) -> Bool {
         try StateFiles.ensureDirectory(directory)
-        return try StoreLock.holding(lockPath) { () throws(PinStoreError) -> Bool in
+        let removed = try StoreLock.holding(lockPath) { () throws(PinStoreError) -> Bool in
             let entries = try read()
             let kept = entries.filter { $0.name != name }
             guard kept.count != entries.count else { return false }
             try write(kept)
             return true
         }
+        try WebUserDigests(directory: directory).remove(name: name)
+        return removed
     }
 
     /// Checks a password. Takes the full hash time also for an unknown user, so timing

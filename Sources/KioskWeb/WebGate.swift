@@ -40,12 +40,14 @@ final class WebGate: Sendable {
     }
 
     private let store: WebUserStore
+    private let digests: WebUserDigests
     private let logger: Logger
     private let state = Locked(State())
     private let clock: @Sendable () -> Double
 
     init(store: WebUserStore, logger: Logger, clock: @escaping @Sendable () -> Double = { ProcessInfo.processInfo.systemUptime }) {
         self.store = store
+        digests = WebUserDigests(directory: store.directory)
         self.logger = logger
         self.clock = clock
     }
@@ -138,7 +140,40 @@ final class WebGate: Sendable {
             return .failure(Refusal(outcome: next > 0 ? .throttled(seconds: next) : .wrong))
         }
         state.withLock { $0.throttle.succeed(user: user, address: address) }
+        // RTSP's Digest needs a key made from the password, which only a typed password gives.
+        if !digests.has(name: user) {
+            do { try digests.set(name: user, password: password) } catch { logger.error("web: cannot keep \(user)'s RTSP Digest key: \(error)") }
+        }
         return .success(role)
+    }
+
+    /// The identity of RTSP Digest credentials (reads the digests file: call off the event
+    /// loop). A wrong response counts as a wrong password, for the user and the address.
+    /// - Parameter method: The request's method, part of what the client hashed.
+    func identity(digest: DigestAuthorization, method: String, address: String) -> LoginOutcome {
+        let user = digest.user
+        let wait = state.withLock { $0.throttle.admit(user: user, address: address, now: clock()) }
+        if wait > 0 {
+            logger.notice("rtsp: login for \(user) from \(address) refused: throttled for \(wait) s")
+            return .throttled(seconds: wait)
+        }
+        guard hasUsers else { return .noUsers }
+        let role = currentRole(of: user)
+        let ha1 = role == nil ? nil : digests.ha1(name: user, algorithm: digest.algorithm)
+        let expected = digest.expectedResponse(ha1: ha1 ?? String(repeating: "0", count: 64), method: method) {
+            WebUserDigests.hash($0, digest.algorithm)
+        }
+        if let role, ha1 != nil, DigestAuthorization.constantTimeEquals(expected, digest.response) {
+            state.withLock { $0.throttle.succeed(user: user, address: address) }
+            return .accepted(Identity(user: user, role: role), token: "")
+        }
+        let next = state.withLock { $0.throttle.fail(user: user, address: address, now: clock()) }
+        if role != nil, ha1 == nil {
+            logger.warning("rtsp: \(user) has no Digest key yet (the password predates RTSP): set it again with `kioskcam web-user set \(user)`, or log in to the web app once")
+        } else {
+            logger.warning("rtsp: wrong password for \(user) from \(address)\(next > 0 ? "; next attempt in \(next) s" : "")")
+        }
+        return next > 0 ? .throttled(seconds: next) : .wrong
     }
 
     private func currentRole(of user: String) -> WebRole? { users().first { $0.name == user }?.role }

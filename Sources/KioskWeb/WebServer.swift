@@ -84,6 +84,12 @@ public final class WebServer: Sendable {
         }, logger: logger)
     }
 
+    /// The RTSP server on this server's event loop, with its users and throttle.
+    public func rtspServer(configuration: Configuration.RTSP, stream: RTPStream, name: String) -> RTSPServer {
+        RTSPServer(configuration: configuration, stream: stream, gate: gate, eventLoops: eventLoops, ownsEventLoops: false,
+                   name: name, logger: logger)
+    }
+
     /// Users who can log in now (the file is read again: the CLI may have changed it).
     public var userCount: Int { gate.userCount }
 

@@ -197,6 +197,12 @@ final class ConfigurationTests: XCTestCase {
         ("web", "max_connections", "32"),
         ("web", "idle_timeout_seconds", "20"),
         ("web", "max_viewers", "4"),
+        ("rtsp", "enabled", "true"),
+        ("rtsp", "listen", "\"127.0.0.1:9554\""),
+        ("rtsp", "udp_port", "9000"),
+        ("rtsp", "max_clients", "3"),
+        ("rtsp", "allow_anonymous", "true"),
+        ("rtsp", "basic_auth", "true"),
     ]
 
     /// Sections whose expected values come from parsing the section alone (their own
@@ -285,6 +291,12 @@ final class ConfigurationTests: XCTestCase {
         expected.web.maxConnections = 32
         expected.web.idleTimeoutSeconds = 20
         expected.web.maxViewers = 4
+        expected.rtsp.enabled = true
+        expected.rtsp.listen = WebListenAddress(host: "127.0.0.1", port: 9554)
+        expected.rtsp.udpPort = 9000
+        expected.rtsp.maxClients = 3
+        expected.rtsp.allowAnonymous = true
+        expected.rtsp.basicAuth = true
         for section in Self.sectionsCheckedAlone {
             let alone = Self.fullFile.filter { $0.section == section }.map { "\($0.key) = \($0.value)" }
             let parsed = try XCTUnwrap(parse("[\(section)]\n" + alone.joined(separator: "\n") + "\n"))

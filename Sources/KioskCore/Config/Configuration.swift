@@ -215,6 +215,7 @@ public struct Configuration: Sendable, Equatable {
     public var mqtt = MQTT()
     public var upload = Upload()
     public var web = Web()
+    public var rtsp = RTSP()
 
     public init() {}
 

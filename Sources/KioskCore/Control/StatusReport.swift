@@ -79,6 +79,11 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var webLoginsThrottled: Int?
     /// Why the web app is off although enabled (the port taken, an unreadable key …).
     public var webError: String?
+    /// The RTSP server (absent while `[rtsp]` is off): its address, the clients set up now,
+    /// and why it is off although enabled.
+    public var rtspURL: String?
+    public var rtspClients: [RTSPClientStatus]?
+    public var rtspError: String?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -126,6 +131,9 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case webLoginFailures = "web_login_failures"
         case webLoginsThrottled = "web_logins_throttled"
         case webError = "web_error"
+        case rtspURL = "rtsp_url"
+        case rtspClients = "rtsp_clients"
+        case rtspError = "rtsp_error"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -192,6 +200,14 @@ public struct StatusReport: Sendable, Equatable, Codable {
             if let webFingerprint { lines.append("web cert:     SHA-256 \(webFingerprint)") }
         }
         if let webError { lines.append("web error:    \(webError)") }
+        if let rtspURL {
+            let clients = rtspClients ?? []
+            lines.append("rtsp:         \(rtspURL) (\(clients.count) client\(clients.count == 1 ? "" : "s"))")
+            for client in clients {
+                lines.append("  rtsp client: \(client.address) \(client.user.isEmpty ? "anonymous" : client.user) \(client.path) over \(client.transport) since \(client.since), \(ByteCountText.text(client.bytes)) sent, \(client.droppedGOPs) GOP(s) dropped")
+            }
+        }
+        if let rtspError { lines.append("rtsp error:   \(rtspError)") }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
         if let version { lines.append("version:      \(version)") }
@@ -207,3 +223,31 @@ public struct StatusReport: Sendable, Equatable, Codable {
 
 /// Sent by name on the control socket (`"state":"recording"`).
 extension RecordingState: Codable {}
+
+/// One RTSP client as status shows it.
+public struct RTSPClientStatus: Codable, Sendable, Equatable {
+    public var address: String
+    public var user: String
+    /// "TCP" (interleaved) or "UDP".
+    public var transport: String
+    public var path: String
+    /// When it connected, ISO 8601.
+    public var since: String
+    public var bytes: Int64
+    public var droppedGOPs: Int
+
+    public init(address: String, user: String, transport: String, path: String, since: String, bytes: Int64, droppedGOPs: Int) {
+        self.address = address
+        self.user = user
+        self.transport = transport
+        self.path = path
+        self.since = since
+        self.bytes = bytes
+        self.droppedGOPs = droppedGOPs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case address, user, transport, path, since, bytes
+        case droppedGOPs = "dropped_gops"
+    }
+}
