@@ -78,6 +78,8 @@ public final class Appliance: Sendable {
     public let live: LiveStream
     /// The RTSP server's fan-out (`[rtsp] enabled`): the one encode as RTP to each client.
     public let rtp: RTPStream?
+    /// The RTSP sub-stream (`[rtsp] substream`): a second, smaller encode of the same capture.
+    public let substream: SubstreamBranch?
     /// The RTSP server, once the daemon made it: told when the stream ends a client.
     let rtspEnded = RTSPEndedRelay()
     /// Event clips (`events.mode` events or both): nil in continuous mode or without a camera.
@@ -169,6 +171,16 @@ public final class Appliance: Sendable {
             self.rtp = rtp
         } else {
             rtp = nil
+        }
+        if configuration.rtsp.enabled, let size = configuration.rtsp.substreamSize, let video = settings.video {
+            let cameraRate = max(1, video.input.framesPerSecond)
+            let rate = configuration.rtsp.substreamFramesPerSecond == 0 ? cameraRate : min(cameraRate, configuration.rtsp.substreamFramesPerSecond)
+            let substream = SubstreamBranch(settings: video, size: size, framesPerSecond: rate, bitrate: configuration.rtsp.substreamBitrate,
+                                            clock: SystemClock(), logger: logger)
+            graph.hub.add(substream)
+            self.substream = substream
+        } else {
+            substream = nil
         }
         (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay, logger: logger)
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, configured: configuration.camera,
@@ -503,6 +515,7 @@ public final class Appliance: Sendable {
         events?.stop()
         stream?.stop()
         graph.shutdown(timeout: timeout)
+        substream?.shutdown(timeout: timeout)
         clipOutput?.shutdown(timeout: timeout)
         storage.stop()
     }
@@ -522,9 +535,9 @@ private final class EventRelay: Sendable {
 
 /// Hands "the stream ended client N" to the RTSP server made after the appliance.
 final class RTSPEndedRelay: Sendable {
-    private let target = Locked<(@Sendable (Int) -> Void)?>(nil)
+    private let target = Locked<(@Sendable (RTPStream.Client) -> Void)?>(nil)
 
-    func set(_ handler: @escaping @Sendable (Int) -> Void) { target.withLock { $0 = handler } }
+    func set(_ handler: @escaping @Sendable (RTPStream.Client) -> Void) { target.withLock { $0 = handler } }
 
-    func ended(_ clientID: Int) { target.withLock { $0 }?(clientID) }
+    func ended(_ client: RTPStream.Client) { target.withLock { $0 }?(client) }
 }

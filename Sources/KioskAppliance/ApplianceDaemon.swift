@@ -3,6 +3,7 @@ import KioskControl
 import KioskBroadcast
 import KioskCore
 import KioskPIN
+import KioskRecording
 import Logging
 import KioskUpload
 import KioskWeb
@@ -151,16 +152,20 @@ public final class ApplianceDaemon: Sendable {
         }
         if let control { runner.add(ControlService(server: control)) }
         if let web { runner.add(WebService(server: web, facts: webFacts, logger: logger)) }
+        var rtspServer: RTSPServer?
         if let rtp = appliance.rtp {
             let name = deviceID.map { "KioskCam \($0)" } ?? "KioskCam"
-            let server = web?.rtspServer(configuration: configuration.rtsp, stream: rtp, name: name)
-                ?? RTSPServer.standalone(configuration: configuration.rtsp, stream: rtp, stateDirectory: stateDirectory, name: name,
+            var streams: [RTSPStreamPath: RTPStream] = [.live: rtp]
+            if let substream = appliance.substream { streams[.sub] = substream.stream }
+            let server = web?.rtspServer(configuration: configuration.rtsp, streams: streams, name: name)
+                ?? RTSPServer.standalone(configuration: configuration.rtsp, streams: streams, stateDirectory: stateDirectory, name: name,
                                          logger: logger)
-            appliance.rtspEnded.set { [weak server] in server?.streamEnded(clientID: $0) }
+            appliance.rtspEnded.set { [weak server] in server?.streamEnded($0) }
             let listen = configuration.rtsp.listen
             let host = listen.host == "0.0.0.0" || listen.host == "::" ? ProcessInfo.processInfo.hostName : listen.host
             let url = "rtsp://\(host.contains(":") ? "[\(host)]" : host):\(listen.port)/live"
             webFacts.set(rtsp: server, url: url)
+            rtspServer = server
             runner.add(RTSPService(server: server, url: url, facts: webFacts, logger: logger))
         } else if configuration.rtsp.enabled {
             logger.warning("rtsp: enabled, but there is no camera to serve")
@@ -171,7 +176,7 @@ public final class ApplianceDaemon: Sendable {
         if let path = configuration.control.metricsFile {
             let directory = (path as NSString).deletingLastPathComponent
             if FileManager.default.fileExists(atPath: directory) {
-                let counters = MetricsCounters(appliance: appliance, mqtt: mqtt, uploader: uploader)
+                let counters = MetricsCounters(appliance: appliance, mqtt: mqtt, uploader: uploader, rtsp: rtspServer)
                 metrics = MetricsTextfileWriter(path: path, intervalSeconds: configuration.control.metricsIntervalSeconds,
                                                 logger: logger) { [control] in
                     counters.snapshot(pinStore: pinStore, control: control, deviceID: deviceID ?? "", version: version)
@@ -244,8 +249,11 @@ final class MetricsCounters: Sendable {
     }
     private let totals = Locked(Totals())
 
-    init(appliance: Appliance, mqtt: MQTTBridge?, uploader: Uploader?) {
+    private let rtsp: RTSPServer?
+
+    init(appliance: Appliance, mqtt: MQTTBridge?, uploader: Uploader?, rtsp: RTSPServer?) {
         self.appliance = appliance
+        self.rtsp = rtsp
         self.mqtt = mqtt
         self.uploader = uploader
         appliance.onEvent { [weak self] event in
@@ -299,6 +307,10 @@ final class MetricsCounters: Sendable {
             snapshot.mqttCommandsIgnoredTotal = mqtt.commandsIgnored
         }
         snapshot.upload = uploader?.figures
+        if let rtsp, let rtp = appliance.rtp {
+            let figures = rtp.figures
+            snapshot.rtsp = RTSPFigures(clients: rtsp.clients.count, droppedGOPs: figures.droppedGOPs, refused: rtsp.refusedClients)
+        }
         snapshot.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
         snapshot.deviceID = deviceID
         snapshot.version = version

@@ -65,8 +65,9 @@ public final class EncodeBranch: CaptureBranch, Sendable {
     ///   - video: How to encode video (`input` is replaced by each frame's format); nil for none.
     ///   - audio: How to encode sound; nil for none.
     ///   - overflow: `.dropOldest` for live capture, `.block` for a file replayed fast.
+    ///   - threadName: The encoder thread's name (the RTSP sub-stream has one of its own).
     public init(video: VideoTrackSettings?, audio: AudioTrackSettings?, overflow: CaptureQueue.OverflowPolicy,
-                clock: MonotonicClock, logger: Logger) {
+                clock: MonotonicClock, logger: Logger, threadName: String = "kioskcam.encoder") {
         videoSettings = video
         audioSettings = audio
         self.clock = clock
@@ -74,7 +75,7 @@ public final class EncodeBranch: CaptureBranch, Sendable {
         // ~0.25 s of video at 30 fps, ~1 s of 20 ms audio chunks.
         queue = CaptureQueue(videoCapacity: 8, audioCapacity: 50, overflow: overflow,
                              expectsVideo: video != nil, expectsAudio: audio != nil)
-        thread.start(name: "kioskcam.encoder") { [self] in
+        thread.start(name: threadName) { [self] in
             var encoding = EncoderThread(branch: self)
             encoding.run()
         }

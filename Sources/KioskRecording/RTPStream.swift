@@ -87,7 +87,7 @@ public final class RTPStream: PacketOutput, Sendable {
     private let videoOffset = UInt32.random(in: 0 ... .max)
     private let audioOffset = UInt32.random(in: 0 ... .max)
     private let requestKeyframe: @Sendable (MonotonicInstant) -> Void
-    private let onEnded: @Sendable (Int) -> Void
+    private let onEnded: @Sendable (Client) -> Void
     private let clock: MonotonicClock
     private let logger: Logger
 
@@ -99,7 +99,7 @@ public final class RTPStream: PacketOutput, Sendable {
     ///     connection should close.
     public init(clientByteLimit: Int, expectsAudio: Bool, framesPerSecond: Int, maximumPayload: Int = 1400,
                 clock: MonotonicClock, logger: Logger, requestKeyframe: @escaping @Sendable (MonotonicInstant) -> Void,
-                onEnded: @escaping @Sendable (Int) -> Void = { _ in }) {
+                onEnded: @escaping @Sendable (Client) -> Void = { _ in }) {
         self.clientByteLimit = max(128 * 1024, clientByteLimit)
         self.expectsAudio = expectsAudio
         self.framesPerSecond = framesPerSecond
@@ -162,7 +162,8 @@ public final class RTPStream: PacketOutput, Sendable {
     /// The client stopped playing (PAUSE, TEARDOWN, its connection closed).
     public func leave(_ client: Client) {
         shared.withLock { shared in
-            guard shared.clients.removeValue(forKey: client.id) != nil else { return }
+            guard shared.clients[client.id] === client else { return }
+            shared.clients[client.id] = nil
             shared.droppedGOPsOfLeft += client.droppedGOPs
         }
     }
@@ -246,6 +247,6 @@ public final class RTPStream: PacketOutput, Sendable {
         }
         guard !ended.isEmpty else { return }
         logger.info("rtsp: the \(media.rawValue) set-up changed; \(ended.count) client(s) will reconnect")
-        for client in ended { onEnded(client.id) }
+        for client in ended { onEnded(client) }
     }
 }

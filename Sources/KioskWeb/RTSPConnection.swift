@@ -38,6 +38,8 @@ final class RTSPConnection: ChannelInboundHandler {
     private var generation: Int?
     private var tracks: [Int: Track] = [:]
     private var client: RTPStream.Client?
+    /// The stream this connection set up (`/live` or `/sub`).
+    private var rtp: RTPStream?
     private var lastActivity = ProcessInfo.processInfo.systemUptime
     private var keepAliveTimer: RepeatedTask?
 
@@ -209,6 +211,7 @@ final class RTSPConnection: ChannelInboundHandler {
             let headers = sessionHeaders
             tracks.removeAll()
             sessionID = nil
+            rtp = nil
             if let id { server.update(id: id) { $0.facts.transport = "" } }
             respond(RTSPResponse(status: 200, headers: headers), cseq: request.cseq)
         case "GET_PARAMETER", "SET_PARAMETER":
@@ -234,24 +237,29 @@ final class RTSPConnection: ChannelInboundHandler {
     }
 
     /// The stream a path names, or an answer saying why not (nil).
-    private func stream(of request: RTSPRequest) -> (stream: RTSPStreamPath, track: Int?)? {
+    private func stream(of request: RTSPRequest) -> (stream: RTSPStreamPath, track: Int?, rtp: RTPStream)? {
         guard let parsed = RTSPStreamPath.parse(request.path) else {
             respond(RTSPResponse(status: 404, body: Array("no stream at \(request.path.prefix(100)); this camera serves /live\n".utf8)),
                     cseq: request.cseq)
             return nil
         }
-        guard parsed.stream == .live else {
-            respond(RTSPResponse(status: 404, body: Array("the sub-stream is not served yet; use /live\n".utf8)), cseq: request.cseq)
+        guard let rtp = server.streams[parsed.stream] else {
+            respond(RTSPResponse(status: 404, body: Array("the sub-stream is off: set [rtsp] substream = \"640x360\" on the camera, or use /live\n".utf8)),
+                    cseq: request.cseq)
             return nil
         }
-        return parsed
+        if let current = self.rtp, current !== rtp {
+            respond(RTSPResponse(status: 455, body: Array("this connection set up another stream; TEARDOWN first\n".utf8)), cseq: request.cseq)
+            return nil
+        }
+        return (parsed.stream, parsed.track, rtp)
     }
 
     /// The SDP once the encoder has set the tracks up (it is woken for this); 503 after 5 s.
     private func describe(_ request: RTSPRequest, attempt: Int) {
         guard let path = stream(of: request) else { return }
-        guard let tracks = server.stream.tracks else {
-            server.stream.warmUp()
+        guard let tracks = path.rtp.tracks else {
+            path.rtp.warmUp()
             guard attempt < 50, let eventLoop = context?.eventLoop else {
                 respond(RTSPResponse(status: 503, body: Array("the camera is not delivering pictures; see `kioskcam status`\n".utf8)),
                         cseq: request.cseq)
@@ -267,7 +275,7 @@ final class RTSPConnection: ChannelInboundHandler {
             }
             return
         }
-        server.stream.warmUp()   // the SETUP and PLAY that follow find the encoder running
+        path.rtp.warmUp()   // the SETUP and PLAY that follow find the encoder running
         let local = context?.channel.localAddress?.ipAddress ?? "0.0.0.0"
         let sdp = SDPDescription(video: tracks.video, audio: tracks.audio, name: server.name, serverAddress: local,
                                  sessionID: UInt64.random(in: 1 ... UInt64(Int64.max)))
@@ -288,8 +296,8 @@ final class RTSPConnection: ChannelInboundHandler {
             respond(RTSPResponse(status: 455, body: Array("already playing: TEARDOWN first\n".utf8)), cseq: request.cseq)
             return
         }
-        guard let description = server.stream.tracks else {
-            server.stream.warmUp()
+        guard let description = path.rtp.tracks else {
+            path.rtp.warmUp()
             respond(RTSPResponse(status: 503, body: Array("the camera is not delivering pictures yet; DESCRIBE first\n".utf8)),
                     cseq: request.cseq)
             return
@@ -330,6 +338,7 @@ final class RTSPConnection: ChannelInboundHandler {
                               payloadType: track == 0 ? SDPDescription.videoPayloadType : SDPDescription.audioPayloadType, clock: clock)
         if sessionID == nil { sessionID = (0..<8).map { _ in String(format: "%02X", UInt8.random(in: 0 ... .max)) }.joined() }
         streamPath = path.stream
+        rtp = path.rtp
         let transportName = transport.name
         server.update(id: id) { $0.facts.transport = transportName; $0.facts.path = "/" + path.stream.rawValue }
         let ports = server.configuration.udpPort
@@ -344,7 +353,7 @@ final class RTSPConnection: ChannelInboundHandler {
             respond(RTSPResponse(status: 455, body: Array("SETUP a track first\n".utf8)), cseq: request.cseq)
             return
         }
-        guard generation == server.stream.tracks?.generation else {
+        guard let rtp, generation == rtp.tracks?.generation else {
             respond(RTSPResponse(status: 455, headers: sessionHeaders, body: Array("the camera's format changed: DESCRIBE again\n".utf8)),
                     cseq: request.cseq)
             return
@@ -357,17 +366,17 @@ final class RTSPConnection: ChannelInboundHandler {
         guard client == nil else { return }
         let eventLoop = context.eventLoop
         let bound = NIOLoopBound(self, eventLoop: eventLoop)
-        let client = server.stream.join(wantsAudio: tracks[1] != nil) { unit in
+        let client = rtp.join(wantsAudio: tracks[1] != nil) { unit in
             eventLoop.execute { bound.value.send(unit) }
         }
         self.client = client
         if let id { server.update(id: id) { $0.client = client } }
-        server.logger.info("rtsp: \(identity?.user ?? "anonymous") plays /live over \(tracks[0]?.transport.name ?? "?") from \(address)")
+        server.logger.info("rtsp: \(identity?.user ?? "anonymous") plays /\(streamPath?.rawValue ?? "live") over \(tracks[0]?.transport.name ?? "?") from \(address)")
     }
 
     private func stopPlaying() {
         guard let client else { return }
-        server.stream.leave(client)
+        rtp?.leave(client)
         self.client = nil
         if let id { server.update(id: id) { $0.client = nil } }
     }
@@ -437,7 +446,7 @@ final class RTSPConnection: ChannelInboundHandler {
     /// the capture time, so that a client lines sound up with picture.
     private func sendReport(_ track: Track, unit: RTPUnit) {
         guard let context else { return }
-        let age = Double(server.stream.now().nanoseconds(since: unit.time)) / 1e9
+        let age = rtp.map { Double($0.now().nanoseconds(since: unit.time)) / 1e9 } ?? 0
         let ntp = Date().timeIntervalSince1970 + 2_208_988_800 - max(0, age)
         let report = RTCPSenderReport.compound(ssrc: track.ssrc, ntpSeconds: ntp, rtpTimestamp: unit.timestamp, packets: track.packets,
                                                octets: track.octets, cname: "kioskcam@\(server.name)")

@@ -28,7 +28,8 @@ public final class RTSPServer: Sendable {
     }
 
     public let configuration: Configuration.RTSP
-    let stream: RTPStream
+    /// The streams by path: `/live` always, `/sub` when configured.
+    let streams: [RTSPStreamPath: RTPStream]
     let gate: WebGate
     let logger: Logger
     let eventLoops: any EventLoopGroup
@@ -53,10 +54,10 @@ public final class RTSPServer: Sendable {
 
     private let state = Locked(State())
 
-    init(configuration: Configuration.RTSP, stream: RTPStream, gate: WebGate, eventLoops: any EventLoopGroup, ownsEventLoops: Bool,
+    init(configuration: Configuration.RTSP, streams: [RTSPStreamPath: RTPStream], gate: WebGate, eventLoops: any EventLoopGroup, ownsEventLoops: Bool,
          name: String, logger: Logger) {
         self.configuration = configuration
-        self.stream = stream
+        self.streams = streams
         self.gate = gate
         self.eventLoops = eventLoops
         self.ownsEventLoops = ownsEventLoops
@@ -67,9 +68,9 @@ public final class RTSPServer: Sendable {
     }
 
     /// A server with its own event loop and users' gate, for a daemon whose web app is off.
-    public static func standalone(configuration: Configuration.RTSP, stream: RTPStream, stateDirectory: String, name: String,
-                                  logger: Logger) -> RTSPServer {
-        RTSPServer(configuration: configuration, stream: stream, gate: WebGate(store: WebUserStore(directory: stateDirectory), logger: logger),
+    public static func standalone(configuration: Configuration.RTSP, streams: [RTSPStreamPath: RTPStream], stateDirectory: String,
+                                  name: String, logger: Logger) -> RTSPServer {
+        RTSPServer(configuration: configuration, streams: streams, gate: WebGate(store: WebUserStore(directory: stateDirectory), logger: logger),
                    eventLoops: MultiThreadedEventLoopGroup(numberOfThreads: 1), ownsEventLoops: true, name: name, logger: logger)
     }
 
@@ -186,12 +187,12 @@ public final class RTSPServer: Sendable {
 
     func unregister(id: Int) {
         let client = state.withLock { $0.connections.removeValue(forKey: id)?.client }
-        if let client { stream.leave(client) }
+        if let client { for stream in streams.values { stream.leave(client) } }
     }
 
     /// The stream ended a client (the encoder's set-up changed): close its connection.
-    public func streamEnded(clientID: Int) {
-        let close = state.withLock { state in state.connections.values.first { $0.client?.id == clientID }?.close }
+    public func streamEnded(_ client: RTPStream.Client) {
+        let close = state.withLock { state in state.connections.values.first { $0.client === client }?.close }
         close?()
     }
 

@@ -85,8 +85,8 @@ public final class WebServer: Sendable {
     }
 
     /// The RTSP server on this server's event loop, with its users and throttle.
-    public func rtspServer(configuration: Configuration.RTSP, stream: RTPStream, name: String) -> RTSPServer {
-        RTSPServer(configuration: configuration, stream: stream, gate: gate, eventLoops: eventLoops, ownsEventLoops: false,
+    public func rtspServer(configuration: Configuration.RTSP, streams: [RTSPStreamPath: RTPStream], name: String) -> RTSPServer {
+        RTSPServer(configuration: configuration, streams: streams, gate: gate, eventLoops: eventLoops, ownsEventLoops: false,
                    name: name, logger: logger)
     }
 

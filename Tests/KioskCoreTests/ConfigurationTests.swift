@@ -203,6 +203,9 @@ final class ConfigurationTests: XCTestCase {
         ("rtsp", "max_clients", "3"),
         ("rtsp", "allow_anonymous", "true"),
         ("rtsp", "basic_auth", "true"),
+        ("rtsp", "substream", "\"640x360\""),
+        ("rtsp", "substream_fps", "10"),
+        ("rtsp", "substream_bitrate_kbps", "400"),
     ]
 
     /// Sections whose expected values come from parsing the section alone (their own
@@ -297,6 +300,9 @@ final class ConfigurationTests: XCTestCase {
         expected.rtsp.maxClients = 3
         expected.rtsp.allowAnonymous = true
         expected.rtsp.basicAuth = true
+        expected.rtsp.substreamSize = FrameSize(width: 640, height: 360)
+        expected.rtsp.substreamFramesPerSecond = 10
+        expected.rtsp.substreamBitrate = 400_000
         for section in Self.sectionsCheckedAlone {
             let alone = Self.fullFile.filter { $0.section == section }.map { "\($0.key) = \($0.value)" }
             let parsed = try XCTUnwrap(parse("[\(section)]\n" + alone.joined(separator: "\n") + "\n"))

@@ -249,5 +249,11 @@ final class RTSPTests: XCTestCase {
         XCTAssertEqual(configuration.rtsp.udpPort, 0)
         XCTAssertThrowsError(try Configuration(toml: "[rtsp]\nlisten = \"cam:8554\"\n", file: "t.toml"))
         XCTAssertThrowsError(try Configuration(toml: "[rtsp]\nudp_port = 65535\n", file: "t.toml"))
+        XCTAssertNil(configuration.rtsp.substreamSize, "no sub-stream unless asked for")
+        XCTAssertEqual(try Configuration(toml: "[rtsp]\nsubstream = \"640x360\"\n", file: "t.toml").rtsp.substreamSize,
+                       FrameSize(width: 640, height: 360))
+        for bad in ["640", "641x360", "640x0", "4000x3000", "axb"] {
+            XCTAssertThrowsError(try Configuration(toml: "[rtsp]\nsubstream = \"\(bad)\"\n", file: "t.toml"), bad)
+        }
     }
 }

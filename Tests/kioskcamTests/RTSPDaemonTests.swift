@@ -85,7 +85,7 @@ final class RTSPDaemonTests: XCTestCase {
     /// lists the client while it plays.
     func testFFmpegPullsOverTCPAndUDP() throws {
         let folder = TemporaryDirectory()
-        let server = try start(folder)
+        let server = try start(folder, extra: "substream = \"160x120\"\nsubstream_fps = 10")
         defer { _ = server.daemon.terminate() }
         let ffmpeg = try requiredProgram("ffmpeg", package: "ffmpeg")
         for transport in ["tcp", "udp"] {
@@ -111,6 +111,19 @@ final class RTSPDaemonTests: XCTestCase {
             XCTAssertEqual(listed?["path"] as? String, "/live")
             try assertWhole(file, seconds: 3.5, transport)
         }
+        // The sub-stream: a second, smaller encode at its own rate, picture only.
+        let sub = folder.path + "/sub.mp4"
+        let pulled = try Tool.run(ffmpeg, ["-nostdin", "-loglevel", "error", "-rtsp_transport", "tcp", "-i", server.url(path: "/sub"),
+                                           "-t", "3", "-c", "copy", "-y", sub], allowFailure: true)
+        XCTAssertEqual(pulled.status, 0, pulled.stderr)
+        let ffprobe = try requiredProgram("ffprobe", package: "ffmpeg")
+        let streams = try Tool.run(ffprobe, ["-v", "error", "-show_entries", "stream=codec_name,width,height,r_frame_rate", "-of", "csv=p=0", sub])
+        XCTAssertEqual(streams.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "h264,160,120,10/1")
+        let subTimes = try frameTimes(sub, stream: "v")
+        XCTAssertGreaterThan(subTimes.count, 20, "about 10 pictures a second")
+        XCTAssertLessThan(subTimes.count, 40, "about 10 pictures a second")
+        let metrics = (try? String(contentsOfFile: folder.path + "/metrics/kioskcam.prom", encoding: .utf8)) ?? ""
+        XCTAssertTrue(metrics.contains("kioskcam_rtsp_clients ") && metrics.contains("kioskcam_rtsp_dropped_gops_total "), metrics)
         XCTAssertTrue(try server.daemon.kioskcam(["status"]).stdout.contains("rtsp:         rtsp://127.0.0.1:\(server.port)/live"))
         XCTAssertFalse(server.daemon.logText().contains(password), "no password in the log")
     }

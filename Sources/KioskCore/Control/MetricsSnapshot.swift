@@ -34,11 +34,26 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var mqttCommandsIgnoredTotal = 0
     /// Offsite copies (nil while uploads are off).
     public var upload: UploadFigures?
+    /// The RTSP server (nil while it is off): clients playing, GOPs they lost, clients refused.
+    public var rtsp: RTSPFigures?
     public var uptimeSeconds: Double = 0
     public var deviceID: String = ""
     public var version: String = ""
 
     public init() {}
+}
+
+/// The RTSP server's figures, for metrics.
+public struct RTSPFigures: Sendable, Equatable {
+    public var clients: Int
+    public var droppedGOPs: Int
+    public var refused: Int
+
+    public init(clients: Int, droppedGOPs: Int, refused: Int) {
+        self.clients = clients
+        self.droppedGOPs = droppedGOPs
+        self.refused = refused
+    }
 }
 
 /// The uploader's figures, for status and metrics.
@@ -125,6 +140,11 @@ public enum MetricsFormatter {
             one("uploaded_bytes_total", "counter", "Bytes copied offsite and checked since the daemon started.", String(upload.uploadedBytes))
             one("upload_failures_total", "counter", "Failed upload attempts since the daemon started.", String(upload.failures))
             one("upload_vanished_files_total", "counter", "Queued files that were gone before their upload (the disk guard deleted them to keep the disk from filling, or a person did).", String(upload.vanishedFiles))
+        }
+        if let rtsp = snapshot.rtsp {
+            one("rtsp_clients", "gauge", "RTSP clients set up to play now.", String(rtsp.clients))
+            one("rtsp_dropped_gops_total", "counter", "GOPs RTSP clients lost because they fell behind (each goes on at the next keyframe).", String(rtsp.droppedGOPs))
+            one("rtsp_clients_refused_total", "counter", "RTSP clients refused because max_clients played already.", String(rtsp.refused))
         }
         one("uptime_seconds", "gauge", "Seconds since the daemon started.", number(snapshot.uptimeSeconds))
         return out
