@@ -136,7 +136,7 @@ let package = Package(
         .target(
             name: "KioskWeb",
             dependencies: [
-                "KioskCore", "KioskPIN", "KioskControl", "KioskRecording", "KioskMedia",
+                "KioskCore", "KioskPIN", "KioskControl", "KioskRecording", "KioskMedia", "KioskSOAP",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -146,6 +146,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        /// SOAP read with Foundation's XML parser (libxml2) into KioskCore's `SOAPElement`:
+        /// ONVIF and WS-Discovery messages. Apart so that only the web app links libxml2.
+        .target(name: "KioskSOAP", dependencies: ["KioskCore"]),
         /// The control socket: newline-delimited JSON over a Unix socket, server and client.
         .target(
             name: "KioskControl",
@@ -232,6 +235,7 @@ let package = Package(
         .executableTarget(name: "FuzzTouchDecoder", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzTouchDecoder"),
         .executableTarget(name: "FuzzWebRequest", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzWebRequest"),
         .executableTarget(name: "FuzzRTSP", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzRTSP"),
+        .executableTarget(name: "FuzzONVIF", dependencies: ["KioskCore", "KioskSOAP", "FuzzSupport"], path: "Fuzz/FuzzONVIF"),
         .executableTarget(name: "FuzzCgroup", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzCgroup"),
         .executableTarget(name: "FuzzLibraryIndex", dependencies: ["KioskCore", "KioskRecording", "FuzzSupport"],
                           path: "Fuzz/FuzzLibraryIndex"),
@@ -243,7 +247,7 @@ let package = Package(
 
         /// ffprobe, temp folders and the built binary, shared by the test targets.
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
-        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskWakeUp"]),
+        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskWakeUp", "KioskSOAP"]),
         .testTarget(name: "KioskV4L2Tests", dependencies: ["KioskV4L2", "KioskMedia", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskLibcameraTests", dependencies: ["KioskLibcamera", "CLibcamera", "KioskCore"]),
         .testTarget(name: "KioskALSATests", dependencies: ["KioskALSA", "KioskCore"]),

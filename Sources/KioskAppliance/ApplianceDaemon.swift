@@ -105,7 +105,7 @@ public final class ApplianceDaemon: Sendable {
         let handler = ApplianceControlHandler(appliance: appliance, interaction: interaction, pinStore: pinStore,
                                               deviceID: deviceID, version: version, mqtt: mqtt, uploader: uploader,
                                               broadcast: broadcast, web: webFacts)
-        web = Self.openWeb(configuration: configuration, deviceID: deviceID, handler: handler, appliance: appliance,
+        web = Self.openWeb(configuration: configuration, deviceID: deviceID, version: version, handler: handler, appliance: appliance,
                            runner: runner, canReload: reloadConfiguration != nil, facts: webFacts, logger: logger)
         var control: ControlServer?
         do {
@@ -170,6 +170,10 @@ public final class ApplianceDaemon: Sendable {
         } else if configuration.rtsp.enabled {
             logger.warning("rtsp: enabled, but there is no camera to serve")
         }
+        if configuration.onvif.enabled, configuration.onvif.discovery, let web,
+           let device = Self.onvifDevice(configuration: configuration, appliance: appliance, deviceID: deviceID, version: version, logger: logger) {
+            runner.add(ONVIFDiscoveryService(discovery: web.onvifDiscovery(device: device), logger: logger))
+        }
         if let mqtt { runner.add(MQTTService(bridge: mqtt)) }
         if let uploader { runner.add(UploadService(uploader: uploader)) }
         var metrics: MetricsTextfileWriter?
@@ -190,7 +194,7 @@ public final class ApplianceDaemon: Sendable {
 
     /// The web app, when `[web]` enables it; a part that cannot start (a key that cannot be
     /// read) is logged with its fix and left off: the camera records regardless.
-    private static func openWeb(configuration: Configuration, deviceID: String?, handler: ApplianceControlHandler,
+    private static func openWeb(configuration: Configuration, deviceID: String?, version: String, handler: ApplianceControlHandler,
                                 appliance: Appliance, runner: ApplianceRunner, canReload: Bool, facts: WebFactsBox,
                                 logger: Logger) -> WebServer? {
         guard configuration.web.enabled else { return nil }
@@ -206,10 +210,12 @@ public final class ApplianceDaemon: Sendable {
                     }
                 }
             }
-            let backend = WebBackend(control: handler, currentPictureJPEG: { try appliance.currentPictureJPEG() },
+            var backend = WebBackend(control: handler, currentPictureJPEG: { try appliance.currentPictureJPEG() },
                                      layout: LibraryLayout(root: configuration.storage.mediaRoot),
                                      live: appliance.camera == nil ? nil : appliance.live,
                                      configuration: { appliance.configuration }, reload: reload)
+            backend.onvifDevice = onvifDevice(configuration: configuration, appliance: appliance, deviceID: deviceID, version: version,
+                                              logger: logger)
             let web = try WebServer(configuration: configuration.web, stateDirectory: configuration.control.stateDirectory,
                                     deviceID: deviceID, backend: backend, logger: logger)
             facts.set(web: web, error: nil)
@@ -218,6 +224,39 @@ public final class ApplianceDaemon: Sendable {
             logger.error("web app is off: \(error)")
             facts.set(web: nil, error: error.description)
             return nil
+        }
+    }
+
+    /// What ONVIF answers are made of (`[onvif] enabled`, with `[rtsp]`), for the host a
+    /// client reached us by: the streams as the encoders make them, the web app's address.
+    private static func onvifDevice(configuration: Configuration, appliance: Appliance, deviceID: String?, version: String,
+                                    logger: Logger) -> (@Sendable (String) -> ONVIFDevice?)? {
+        guard configuration.onvif.enabled else { return nil }
+        guard configuration.rtsp.enabled, let video = appliance.graph.encoder.videoSettings else {
+            logger.error("onvif is off: it hands NVRs the RTSP stream, so it needs [rtsp] enabled = true and a camera")
+            return nil
+        }
+        let web = configuration.web, rtsp = configuration.rtsp
+        let substream = appliance.substream
+        let name = deviceID.map { "KioskCam \($0)" } ?? "KioskCam"
+        return { host in
+            let address = host.isEmpty ? ProcessInfo.processInfo.hostName : host
+            let bracketed = address.contains(":") ? "[\(address)]" : address
+            var streams = [ONVIFDevice.Stream(token: "main", width: video.input.size.width, height: video.input.size.height,
+                                              framesPerSecond: video.input.framesPerSecond, bitrate: video.bitrate,
+                                              keyframeInterval: video.keyframeInterval,
+                                              rtspURL: "rtsp://\(bracketed):\(rtsp.listen.port)/live")]
+            if let substream {
+                streams.append(.init(token: "sub", width: substream.size.width, height: substream.size.height,
+                                     framesPerSecond: substream.framesPerSecond, bitrate: substream.encoder.videoSettings?.bitrate ?? 0,
+                                     keyframeInterval: substream.encoder.videoSettings?.keyframeInterval ?? 0,
+                                     rtspURL: "rtsp://\(bracketed):\(rtsp.listen.port)/sub"))
+            }
+            let interface = NetworkInterfaceFacts.lookup(ipv4: address)
+            return ONVIFDevice(name: name, firmwareVersion: version, serialNumber: deviceID ?? "unknown",
+                               baseURL: "\(web.tls == .off ? "http" : "https")://\(bracketed):\(web.listen.port)", streams: streams,
+                               interfaceName: interface?.name ?? "eth0", hardwareAddress: interface?.hardwareAddress ?? "00:00:00:00:00:00",
+                               ipv4Address: interface == nil ? "0.0.0.0" : address, ipv4PrefixLength: interface?.prefixLength ?? 24)
         }
     }
 
@@ -362,6 +401,24 @@ final class WebFactsBox: Sendable {
             report.webLoginsThrottled = figures.loginsThrottled
         }
         report.webError = error
+    }
+}
+
+/// WS-Discovery as a service: Hello at start, Bye at shutdown. A port already taken is
+/// logged with its fix; the rest goes on.
+struct ONVIFDiscoveryService: Service {
+    let discovery: ONVIFDiscovery
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await discovery.start()
+        } catch {
+            logger.error("onvif: WS-Discovery is off: \(error) (another ONVIF service on UDP 3702? set [onvif] discovery = false)")
+            return
+        }
+        try? await gracefulShutdown()
+        await discovery.stop()
     }
 }
 

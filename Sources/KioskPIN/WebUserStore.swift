@@ -41,7 +41,9 @@ public struct WebUserStore: Sendable {
     /// Adds a user or replaces one's role and password.
     /// - Throws: `PinStoreError.invalidWebUser` naming the rule a bad name or password breaks;
     ///   a file error naming the path.
-    public func set(name: String, role: WebRole, password: String) throws(PinStoreError) {
+    /// - Parameter keepForONVIF: Also keep the password itself for ONVIF's PasswordDigest
+    ///   (`ONVIFPasswords`); otherwise a kept one is forgotten.
+    public func set(name: String, role: WebRole, password: String, keepForONVIF: Bool = false) throws(PinStoreError) {
         guard WebUserName.isValid(name) else {
             throw PinStoreError(.invalidWebUser, operation: "set the web user", detail: "the name must be \(WebUserName.rule)",
                                 hint: "choose a name such as alice or admin-2")
@@ -58,6 +60,7 @@ public struct WebUserStore: Sendable {
             try write(entries)
         }
         try WebUserDigests(directory: directory).set(name: name, password: password)
+        try ONVIFPasswords(directory: directory).set(name: name, password: keepForONVIF ? password : nil)
     }
 
     /// Removes a user.
@@ -72,6 +75,7 @@ public struct WebUserStore: Sendable {
             return true
         }
         try WebUserDigests(directory: directory).remove(name: name)
+        try ONVIFPasswords(directory: directory).set(name: name, password: nil)
         return removed
     }
 

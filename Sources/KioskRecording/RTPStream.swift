@@ -73,6 +73,8 @@ public final class RTPStream: PacketOutput, Sendable {
         var generation = 1
         var warmUntil: MonotonicInstant?
         var lastKeyframeRequest: MonotonicInstant?
+        /// A keyframe was asked for and has not gone out yet.
+        var keyframeRequested = false
         var droppedGOPsOfLeft = 0
         var units = 0
     }
@@ -151,8 +153,12 @@ public final class RTPStream: PacketOutput, Sendable {
             let client = Client(id: shared.nextID, byteLimit: clientByteLimit, wantsAudio: wantsAudio, deliver: deliver)
             shared.nextID += 1
             shared.clients[client.id] = client
-            let ask = shared.lastKeyframeRequest.map { now.seconds(since: $0) >= 1 } ?? true
-            if ask { shared.lastKeyframeRequest = now }
+            // Clients joining together share one keyframe, unless it went out already.
+            let ask = !shared.keyframeRequested || shared.lastKeyframeRequest.map { now.seconds(since: $0) >= 1 } ?? true
+            if ask {
+                shared.lastKeyframeRequest = now
+                shared.keyframeRequested = true
+            }
             return (client, ask)
         }
         if ask { requestKeyframe(now) }
@@ -188,6 +194,7 @@ public final class RTPStream: PacketOutput, Sendable {
                 // A hardware encoder gives its SPS/PPS with the first keyframe only.
                 shared.parameterSets = H264RTPPacketizer.parameterSets(extradata: inBand)
             }
+            if packet.media == .video, packet.isKeyframe { shared.keyframeRequested = false }
             return (Array(shared.clients.values), shared.parameterSets)
         }
         guard !clients.isEmpty else { return }

@@ -34,8 +34,6 @@ public final class RTSPServer: Sendable {
     let logger: Logger
     let eventLoops: any EventLoopGroup
     let name: String
-    /// The key nonces are signed with (a new one each start).
-    private let nonceKey: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0 ... .max) }
     private let ownsEventLoops: Bool
 
     struct Entry {
@@ -100,6 +98,9 @@ public final class RTSPServer: Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            // A small kernel send buffer: a stalled client then fills its own queue here
+            // (bounded, GOPs dropped and counted) rather than megabytes of kernel memory.
+            .childChannelOption(ChannelOptions.socketOption(.so_sndbuf), value: 128 * 1024)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(RTSPConnection(server: server))
@@ -209,21 +210,9 @@ public final class RTSPServer: Sendable {
 
     func lastUDPKeepAlive(from address: String) -> Double? { state.withLock { $0.keepAliveFrom[address] } }
 
-    /// A nonce that says when it was made and that we made it (HMAC), so that no table of
-    /// nonces is kept: `<seconds hex>.<tag hex>`.
-    func makeNonce(now: Double = ProcessInfo.processInfo.systemUptime) -> String {
-        let stamp = String(UInt64(max(0, now)), radix: 16)
-        let tag = HMAC<SHA256>.authenticationCode(for: Array(stamp.utf8), using: SymmetricKey(data: nonceKey))
-        return stamp + "." + Data(tag).prefix(16).map { String(format: "%02x", $0) }.joined()
-    }
+    func makeNonce() -> String { gate.makeNonce() }
 
-    /// Whether a nonce is ours and under five minutes old.
-    func nonceIsFresh(_ nonce: String, now: Double = ProcessInfo.processInfo.systemUptime) -> Bool {
-        let parts = nonce.split(separator: ".")
-        guard parts.count == 2, parts[0].count <= 16, let made = UInt64(parts[0], radix: 16) else { return false }
-        guard makeNonce(now: Double(made)) == nonce else { return false }
-        return now - Double(made) <= 300 && Double(made) <= now + 1
-    }
+    func nonceIsFresh(_ nonce: String) -> Bool { gate.nonceIsFresh(nonce) }
 }
 
 /// Why the RTSP server cannot run, with the fix.

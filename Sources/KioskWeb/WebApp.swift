@@ -5,6 +5,7 @@ import Hummingbird
 import KioskControl
 import KioskCore
 import KioskMedia
+import KioskPIN
 import KioskRecording
 import Logging
 import NIOCore
@@ -23,6 +24,9 @@ public struct WebBackend: Sendable {
     /// The daemon's reload (the one SIGHUP runs), after the settings page saved; its
     /// argument says who asked. Nil: saving settings is refused (nothing would apply them).
     public var reload: (@Sendable (_ cause: String) -> SettingsReloadOutcome)?
+    /// ONVIF's services (`[onvif] enabled`): the facts answers are made of, for the host a
+    /// client reached us by. Nil: `/onvif/…` is not served.
+    public var onvifDevice: (@Sendable (_ host: String) -> ONVIFDevice?)?
 
     public init(control: any ControlHandler, currentPictureJPEG: @escaping @Sendable () throws -> [UInt8], layout: LibraryLayout,
                 live: LiveStream?, configuration: @escaping @Sendable () -> Configuration,
@@ -63,14 +67,18 @@ struct WebApp: HTTPResponder {
     let fileIO = FileIO()
     /// Native HLS of the live view (nil: no camera).
     let hls: LiveHLS?
+    /// ONVIF's SOAP services (nil: off).
+    let onvif: ONVIFResponder?
 
-    init(backend: WebBackend, gate: WebGate, tls: Bool, status: @escaping @Sendable () -> [String: JSONValue], logger: Logger) {
+    init(backend: WebBackend, gate: WebGate, tls: Bool, stateDirectory: String, status: @escaping @Sendable () -> [String: JSONValue],
+         logger: Logger) {
         self.backend = backend
         self.gate = gate
         self.tls = tls
         self.status = status
         self.logger = logger
         hls = backend.live.map { LiveHLS(stream: $0) }
+        onvif = backend.onvifDevice.map { ONVIFResponder(gate: gate, stateDirectory: stateDirectory, device: $0, logger: logger) }
     }
 
     func respond(to request: Request, context: WebContext) async throws -> Response {
@@ -80,6 +88,8 @@ struct WebApp: HTTPResponder {
     }
 
     private func answer(_ request: Request, context: WebContext) async -> Response {
+        // ONVIF authenticates inside the SOAP message (WS-Security), not with a session.
+        if let onvif, request.uri.path.hasPrefix("/onvif/") { return await onvif.respond(request, context: context) }
         let route: WebRoute
         switch WebRoute.match(method: request.method.rawValue, path: request.uri.path) {
         case .route(let matched): route = matched
@@ -124,9 +134,22 @@ struct WebApp: HTTPResponder {
             if case .accepted(let identity, _) = outcome { return .identity(identity) }
             return .refused(loginFailure(outcome, basic: true))
         }
+        // HTTP Digest (RFC 7616) with the RTSP Digest keys: what ONVIF clients (Home
+        // Assistant's) use for the snapshot URI. Over TLS only, like Basic.
+        if let digest = DigestAuthorization(header: authorization), tls {
+            if digest.realm == WebUserDigests.realm, gate.nonceIsFresh(digest.nonce) {
+                let gate = gate, address = context.clientAddress, method = request.method.rawValue
+                let outcome = await onBackgroundThread("kioskcam.web.auth") { gate.identity(digest: digest, method: method, address: address) }
+                if case .accepted(let identity, _) = outcome { return .identity(identity) }
+                if case .throttled = outcome { return .refused(loginFailure(outcome, basic: true)) }
+            }
+        }
         // A browser (Sec-Fetch-Mode) gets no Basic challenge, or it would pop up its own dialog.
-        let challenge: HTTPFields = tls && request.headers[HTTPField.Name("Sec-Fetch-Mode")!] == nil
-            ? [.wwwAuthenticate: "Basic realm=\"KioskCam\", charset=\"UTF-8\""] : [:]
+        var challenge = HTTPFields()
+        if tls && request.headers[HTTPField.Name("Sec-Fetch-Mode")!] == nil {
+            challenge.append(HTTPField(name: .wwwAuthenticate, value: "Digest realm=\"\(WebUserDigests.realm)\", nonce=\"\(gate.makeNonce())\", algorithm=MD5, qop=\"auth\""))
+            challenge.append(HTTPField(name: .wwwAuthenticate, value: "Basic realm=\"KioskCam\", charset=\"UTF-8\""))
+        }
         return .refused(WebResponses.error(.unauthorized, "login_required", "log in first (POST /api/login), or send Basic credentials over HTTPS",
                                            headers: challenge))
     }

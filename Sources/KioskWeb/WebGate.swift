@@ -41,6 +41,7 @@ final class WebGate: Sendable {
 
     private let store: WebUserStore
     private let digests: WebUserDigests
+    private let nonceKey: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0 ... .max) }
     private let logger: Logger
     private let state = Locked(State())
     private let clock: @Sendable () -> Double
@@ -152,28 +153,54 @@ final class WebGate: Sendable {
     /// - Parameter method: The request's method, part of what the client hashed.
     func identity(digest: DigestAuthorization, method: String, address: String) -> LoginOutcome {
         let user = digest.user
+        var missingKey = false
+        let outcome = check(user: user, address: address, protocolName: "rtsp") {
+            guard let ha1 = digests.ha1(name: user, algorithm: digest.algorithm) else {
+                missingKey = true
+                return false
+            }
+            let expected = digest.expectedResponse(ha1: ha1, method: method) { WebUserDigests.hash($0, digest.algorithm) }
+            return DigestAuthorization.constantTimeEquals(expected, digest.response)
+        }
+        if missingKey {
+            logger.warning("rtsp: \(user) has no Digest key yet (the password predates RTSP): set it again with `kioskcam web-user set \(user)`, or log in to the web app once")
+        }
+        return outcome
+    }
+
+    /// The throttle, then `matches` (blocking), for a user who must exist: accepted with
+    /// the user's role, or why not. A mismatch counts as a wrong password.
+    func check(user: String, address: String, protocolName: String = "onvif", matches: () -> Bool) -> LoginOutcome {
         let wait = state.withLock { $0.throttle.admit(user: user, address: address, now: clock()) }
         if wait > 0 {
-            logger.notice("rtsp: login for \(user) from \(address) refused: throttled for \(wait) s")
+            logger.notice("\(protocolName): login for \(user) from \(address) refused: throttled for \(wait) s")
             return .throttled(seconds: wait)
         }
         guard hasUsers else { return .noUsers }
         let role = currentRole(of: user)
-        let ha1 = role == nil ? nil : digests.ha1(name: user, algorithm: digest.algorithm)
-        let expected = digest.expectedResponse(ha1: ha1 ?? String(repeating: "0", count: 64), method: method) {
-            WebUserDigests.hash($0, digest.algorithm)
-        }
-        if let role, ha1 != nil, DigestAuthorization.constantTimeEquals(expected, digest.response) {
+        if let role, matches() {
             state.withLock { $0.throttle.succeed(user: user, address: address) }
             return .accepted(Identity(user: user, role: role), token: "")
         }
         let next = state.withLock { $0.throttle.fail(user: user, address: address, now: clock()) }
-        if role != nil, ha1 == nil {
-            logger.warning("rtsp: \(user) has no Digest key yet (the password predates RTSP): set it again with `kioskcam web-user set \(user)`, or log in to the web app once")
-        } else {
-            logger.warning("rtsp: wrong password for \(user) from \(address)\(next > 0 ? "; next attempt in \(next) s" : "")")
-        }
+        logger.warning("\(protocolName): wrong password for \(user) from \(address)\(next > 0 ? "; next attempt in \(next) s" : "")")
         return next > 0 ? .throttled(seconds: next) : .wrong
+    }
+
+    /// A Digest nonce that says when it was made and that we made it (HMAC with a key
+    /// made at each start), so that no table of nonces is kept: `<seconds hex>.<tag hex>`.
+    func makeNonce(now: Double = ProcessInfo.processInfo.systemUptime) -> String {
+        let stamp = String(UInt64(max(0, now)), radix: 16)
+        let tag = HMAC<SHA256>.authenticationCode(for: Array(stamp.utf8), using: SymmetricKey(data: nonceKey))
+        return stamp + "." + Data(tag).prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Whether a nonce is ours and under five minutes old.
+    func nonceIsFresh(_ nonce: String, now: Double = ProcessInfo.processInfo.systemUptime) -> Bool {
+        let parts = nonce.split(separator: ".")
+        guard parts.count == 2, parts[0].count <= 16, let made = UInt64(parts[0], radix: 16) else { return false }
+        guard makeNonce(now: Double(made)) == nonce else { return false }
+        return now - Double(made) <= 300 && Double(made) <= now + 1
     }
 
     private func currentRole(of user: String) -> WebRole? { users().first { $0.name == user }?.role }

@@ -73,7 +73,7 @@ public final class WebServer: Sendable {
         live = backend.live
         let gate = gate, connections = connections
         eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        app = WebApp(backend: backend, gate: gate, tls: certificate != nil, status: { [facts] in
+        app = WebApp(backend: backend, gate: gate, tls: certificate != nil, stateDirectory: stateDirectory, status: { [facts] in
             let figures = gate.figures
             return ["url": .string(facts.url), "fingerprint_sha256": facts.fingerprint.map(JSONValue.string) ?? .null,
                     "sessions": .integer(Int64(figures.sessions)), "login_failures": .integer(Int64(figures.failures)),
@@ -88,6 +88,11 @@ public final class WebServer: Sendable {
     public func rtspServer(configuration: Configuration.RTSP, streams: [RTSPStreamPath: RTPStream], name: String) -> RTSPServer {
         RTSPServer(configuration: configuration, streams: streams, gate: gate, eventLoops: eventLoops, ownsEventLoops: false,
                    name: name, logger: logger)
+    }
+
+    /// WS-Discovery for ONVIF on this server's event loop.
+    public func onvifDiscovery(device: @escaping @Sendable (_ host: String) -> ONVIFDevice?) -> ONVIFDiscovery {
+        ONVIFDiscovery(eventLoops: eventLoops, logger: logger, device: device)
     }
 
     /// Users who can log in now (the file is read again: the CLI may have changed it).

@@ -30,6 +30,9 @@ struct WebUserCommand: ParsableCommand {
         @Option(help: "admin (records, takes stills, exports, deletes, changes settings) or viewer (watches, browses, downloads).")
         var role: WebRole = .viewer
 
+        @Flag(help: "Also keep the password itself on the board, for ONVIF clients that sign with PasswordDigest (Home Assistant's ONVIF integration). Use a dedicated viewer account for the NVR.")
+        var onvifDigest = false
+
         func run() throws {
             try runReportingErrors {
                 let configuration = try common.loadConfiguration()
@@ -40,11 +43,12 @@ struct WebUserCommand: ParsableCommand {
                 let store = WebUserStore(directory: configuration.control.stateDirectory)
                 let existed = ((try? store.list()) ?? []).contains { $0.name == name }
                 do {
-                    try store.set(name: name, role: role, password: password)
+                    try store.set(name: name, role: role, password: password, keepForONVIF: onvifDigest)
                 } catch let error as PinStoreError {
                     throw CLIError(error.description, exitCode: error.exitCode)
                 }
-                print("web user \(name) \(existed ? "changed" : "added") (\(role.rawValue)); it can log in at once")
+                print("web user \(name) \(existed ? "changed" : "added") (\(role.rawValue)); it can log in at once"
+                      + (onvifDigest ? "; its password is kept for ONVIF PasswordDigest in \(ONVIFPasswords(directory: configuration.control.stateDirectory).path)" : ""))
             }
         }
 

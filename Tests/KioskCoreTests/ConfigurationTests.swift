@@ -206,6 +206,8 @@ final class ConfigurationTests: XCTestCase {
         ("rtsp", "substream", "\"640x360\""),
         ("rtsp", "substream_fps", "10"),
         ("rtsp", "substream_bitrate_kbps", "400"),
+        ("onvif", "enabled", "true"),
+        ("onvif", "discovery", "false"),
     ]
 
     /// Sections whose expected values come from parsing the section alone (their own
@@ -303,6 +305,8 @@ final class ConfigurationTests: XCTestCase {
         expected.rtsp.substreamSize = FrameSize(width: 640, height: 360)
         expected.rtsp.substreamFramesPerSecond = 10
         expected.rtsp.substreamBitrate = 400_000
+        expected.onvif.enabled = true
+        expected.onvif.discovery = false
         for section in Self.sectionsCheckedAlone {
             let alone = Self.fullFile.filter { $0.section == section }.map { "\($0.key) = \($0.value)" }
             let parsed = try XCTUnwrap(parse("[\(section)]\n" + alone.joined(separator: "\n") + "\n"))

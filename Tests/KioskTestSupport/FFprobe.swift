@@ -50,6 +50,12 @@ public struct ToolError: Error, CustomStringConvertible {
     public var status: Int32
     public var stderr: String
     public var description: String { "\(command) exited \(status): \(stderr)" }
+
+    public init(command: String, status: Int32, stderr: String) {
+        self.command = command
+        self.status = status
+        self.stderr = stderr
+    }
 }
 
 public enum Tool {

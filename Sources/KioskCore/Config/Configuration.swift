@@ -216,6 +216,7 @@ public struct Configuration: Sendable, Equatable {
     public var upload = Upload()
     public var web = Web()
     public var rtsp = RTSP()
+    public var onvif = ONVIF()
 
     public init() {}
 

@@ -1,0 +1,147 @@
+import Foundation
+import KioskCore
+import KioskSOAP
+import XCTest
+
+/// ONVIF's pure parts and the SOAP reader: requests, the UsernameToken, answers that are
+/// well-formed and say what NVRs read, faults, and WS-Discovery.
+final class ONVIFTests: XCTestCase {
+    private let device = ONVIFDevice(
+        name: "KioskCam <1>", firmwareVersion: "2.0", serialNumber: "abc123", baseURL: "https://192.168.1.5:8443",
+        streams: [.init(token: "main", width: 1280, height: 720, framesPerSecond: 30, bitrate: 2_000_000, keyframeInterval: 30,
+                        rtspURL: "rtsp://192.168.1.5:8554/live"),
+                  .init(token: "sub", width: 640, height: 360, framesPerSecond: 10, bitrate: 400_000, keyframeInterval: 20,
+                        rtspURL: "rtsp://192.168.1.5:8554/sub")])
+
+    private func envelope(_ body: String, header: String = "") -> SOAPElement {
+        let text = """
+            <?xml version="1.0"?><s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" \
+            xmlns:wsse="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd" \
+            xmlns:wsu="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd" \
+            xmlns:trt="http://www.onvif.org/ver10/media/wsdl" xmlns:tds="http://www.onvif.org/ver10/device/wsdl">\
+            <s:Header>\(header)</s:Header><s:Body>\(body)</s:Body></s:Envelope>
+            """
+        guard case .success(let parsed) = SOAPParser.parse(Array(text.utf8)) else {
+            XCTFail("does not parse: \(text)")
+            return SOAPElement(name: "")
+        }
+        return parsed
+    }
+
+    private func answer(_ body: String, _ endpoint: ONVIFService.Endpoint) throws -> (Int, SOAPElement) {
+        guard case .success(let request) = ONVIFService.request(envelope(body)) else { throw XCTSkip("no request") }
+        let answer = ONVIFService.answer(request, endpoint: endpoint, device: device, now: Date(timeIntervalSince1970: 1_800_000_000))
+        guard case .success(let parsed) = SOAPParser.parse(Array(answer.xml.utf8)) else {
+            XCTFail("the answer is not well-formed: \(answer.xml)")
+            return (answer.status, SOAPElement(name: ""))
+        }
+        return (answer.status, parsed)
+    }
+
+    func testTheParserReadsNamespacesAndRefusesDocumentTypes() {
+        let parsed = envelope("<trt:GetProfiles/>")
+        XCTAssertEqual(parsed.name, "Envelope")
+        XCTAssertEqual(parsed.namespace, ONVIFService.Namespace.soap)
+        XCTAssertEqual(parsed.child("Body")?.children.first?.name, "GetProfiles")
+        XCTAssertEqual(parsed.child("Body")?.children.first?.namespace, ONVIFService.Namespace.media)
+        let bomb = #"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]><a>&lol2;</a>"#
+        guard case .failure(let error) = SOAPParser.parse(Array(bomb.utf8)) else { return XCTFail("a DTD was read") }
+        XCTAssertTrue(error.description.contains("document type"), error.description)
+        let external = #"<?xml version="1.0"?><!doctype a SYSTEM "file:///etc/passwd"><a/>"#
+        if case .success = SOAPParser.parse(Array(external.utf8)) { XCTFail("an external entity was read") }
+        if case .success = SOAPParser.parse(Array("<a><b></a>".utf8)) { XCTFail("malformed XML was read") }
+        let deep = String(repeating: "<a>", count: 40) + String(repeating: "</a>", count: 40)
+        if case .success = SOAPParser.parse(Array(deep.utf8)) { XCTFail("40 levels were read") }
+        if case .success = SOAPParser.parse([UInt8](repeating: 0x20, count: SOAPParser.maximumBytes + 1)) { XCTFail("too big") }
+    }
+
+    func testProfilesStreamAndSnapshotURIs() throws {
+        let (status, profiles) = try answer("<trt:GetProfiles/>", .media)
+        XCTAssertEqual(status, 200)
+        let list = profiles.child("Body")?.child("GetProfilesResponse")?.children ?? []
+        XCTAssertEqual(list.map { $0.attributes["token"] }, ["main", "sub"])
+        XCTAssertEqual(list.first?.descendant("Width")?.text, "1280")
+        XCTAssertEqual(list.last?.descendant("FrameRateLimit")?.text, "10")
+        let (_, stream) = try answer("<trt:GetStreamUri><trt:ProfileToken>sub</trt:ProfileToken></trt:GetStreamUri>", .media)
+        XCTAssertEqual(stream.descendant("Uri")?.text, "rtsp://192.168.1.5:8554/sub")
+        let (_, snapshot) = try answer("<trt:GetSnapshotUri><trt:ProfileToken>main</trt:ProfileToken></trt:GetSnapshotUri>", .media)
+        XCTAssertEqual(snapshot.descendant("Uri")?.text, "https://192.168.1.5:8443/api/snapshot.jpg")
+        let (missing, fault) = try answer("<trt:GetStreamUri><trt:ProfileToken>x</trt:ProfileToken></trt:GetStreamUri>", .media)
+        XCTAssertEqual(missing, 400)
+        XCTAssertEqual(fault.descendant("Subcode")?.child("Value")?.text, "ter:NoProfile")
+    }
+
+    func testDeviceServiceAnswers() throws {
+        let (_, info) = try answer("<tds:GetDeviceInformation/>", .device)
+        XCTAssertEqual(info.descendant("SerialNumber")?.text, "abc123")
+        XCTAssertEqual(info.descendant("Manufacturer")?.text, "KioskCam")
+        let (_, services) = try answer("<tds:GetServices><tds:IncludeCapability>false</tds:IncludeCapability></tds:GetServices>", .device)
+        let addresses = services.descendant("GetServicesResponse")?.children.map { ($0.child("Namespace")?.text ?? "", $0.child("XAddr")?.text ?? "") }
+        XCTAssertEqual(addresses?.first?.1, "https://192.168.1.5:8443/onvif/device_service")
+        XCTAssertEqual(addresses?.last?.0, ONVIFService.Namespace.media)
+        let (_, capabilities) = try answer("<tds:GetCapabilities/>", .device)
+        XCTAssertEqual(capabilities.descendant("Media")?.child("XAddr")?.text, "https://192.168.1.5:8443/onvif/media_service")
+        let (_, time) = try answer("<tds:GetSystemDateAndTime/>", .device)
+        XCTAssertEqual(time.descendant("Year")?.text, "2027")
+        let (_, scopes) = try answer("<tds:GetScopes/>", .device)
+        XCTAssertTrue(scopes.descendant("GetScopesResponse")?.children.contains { $0.child("ScopeItem")?.text == "onvif://www.onvif.org/name/KioskCam%20%3C1%3E" } == true)
+        let (unknown, fault) = try answer("<tds:SystemReboot/>", .device)
+        XCTAssertEqual(unknown, 500)
+        XCTAssertEqual(fault.descendant("Subcode")?.child("Value")?.text, "ter:ActionNotSupported")
+        let (_, wrongService) = try answer("<trt:GetProfiles/>", .device)
+        XCTAssertNotNil(wrongService.descendant("Fault"), "media operations are not on the device service")
+    }
+
+    func testTheUsernameTokenAndItsDigest() throws {
+        let created = "2026-11-28T19:00:00Z"
+        let nonce = Data([1, 2, 3, 4]).base64EncodedString()
+        let header = """
+            <wsse:Security><wsse:UsernameToken><wsse:Username>nvr</wsse:Username>\
+            <wsse:Password Type="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordDigest">D</wsse:Password>\
+            <wsse:Nonce>\(nonce)</wsse:Nonce><wsu:Created>\(created)</wsu:Created></wsse:UsernameToken></wsse:Security>
+            """
+        let token = try XCTUnwrap(ONVIFUsernameToken(envelope: envelope("<tds:GetScopes/>", header: header)))
+        XCTAssertEqual(token.user, "nvr")
+        XCTAssertTrue(token.isDigest)
+        XCTAssertEqual(token.nonce, [1, 2, 3, 4])
+        let created1 = try XCTUnwrap(ONVIFTime.parse(created))
+        XCTAssertTrue(token.isFresh(now: created1.addingTimeInterval(299)))
+        XCTAssertFalse(token.isFresh(now: created1.addingTimeInterval(301)))
+        // nonce + created + password, in that order (the hash stands in for SHA-1).
+        XCTAssertEqual(token.expectedDigest(password: "pw") { $0 }, Data([1, 2, 3, 4] + Array(created.utf8) + Array("pw".utf8)).base64EncodedString())
+        XCTAssertNil(ONVIFUsernameToken(envelope: envelope("<tds:GetScopes/>")), "no header, no token")
+        let text = header.replacingOccurrences(of: "#PasswordDigest", with: "#PasswordText")
+        XCTAssertEqual(ONVIFUsernameToken(envelope: envelope("<tds:GetScopes/>", header: text))?.isDigest, false)
+        let badName = header.replacingOccurrences(of: ">nvr<", with: ">a b<")
+        XCTAssertNil(ONVIFUsernameToken(envelope: envelope("<tds:GetScopes/>", header: badName)))
+    }
+
+    func testDiscoveryAnswersMatchingProbesOnly() throws {
+        let probe = """
+            <a:MessageID xmlns:a="http://schemas.xmlsoap.org/ws/2004/08/addressing">urn:uuid:42</a:MessageID>
+            """
+        let types = { (types: String) in
+            self.envelope("<d:Probe xmlns:d=\"http://schemas.xmlsoap.org/ws/2005/04/discovery\" xmlns:dn=\"http://www.onvif.org/ver10/network/wsdl\"><d:Types>\(types)</d:Types></d:Probe>", header: probe)
+        }
+        XCTAssertEqual(WSDiscovery.matchingProbe(types("dn:NetworkVideoTransmitter")), "urn:uuid:42")
+        XCTAssertEqual(WSDiscovery.matchingProbe(types("")), "urn:uuid:42")
+        XCTAssertEqual(WSDiscovery.matchingProbe(types("tds:Device")), "urn:uuid:42")
+        XCTAssertNil(WSDiscovery.matchingProbe(types("dp0:Printer")))
+        let match = WSDiscovery.probeMatch(relatesTo: "urn:uuid:42", messageID: "urn:uuid:43", device: device)
+        guard case .success(let parsed) = SOAPParser.parse(Array(match.utf8)) else { return XCTFail(match) }
+        XCTAssertEqual(parsed.descendant("RelatesTo")?.text, "urn:uuid:42")
+        XCTAssertEqual(parsed.descendant("XAddrs")?.text, "https://192.168.1.5:8443/onvif/device_service")
+        XCTAssertEqual(parsed.descendant("Address")?.text, device.endpointReference)
+        XCTAssertTrue(device.endpointReference.hasPrefix("urn:uuid:"))
+        XCTAssertEqual(device.endpointReference.count, 45)
+        XCTAssertEqual(device.endpointReference, ONVIFDevice(name: "x", firmwareVersion: "", serialNumber: "abc123", baseURL: "", streams: []).endpointReference,
+                       "the same device id, the same endpoint at every start")
+        for text in [WSDiscovery.hello(messageID: "urn:uuid:1", device: device), WSDiscovery.bye(messageID: "urn:uuid:2", device: device)] {
+            if case .failure(let error) = SOAPParser.parse(Array(text.utf8)) { XCTFail("\(error): \(text)") }
+        }
+    }
+
+    func testXMLTextEscapes() {
+        XCTAssertEqual(XMLText.escape("a<b>&\"'\u{1}c"), "a&lt;b&gt;&amp;&quot;&apos;c")
+    }
+}
