@@ -158,6 +158,14 @@ struct ApplianceControlHandler: ControlHandler {
             }
         }
         report.mqtt = mqtt?.status.line
+        if let stream = appliance.stream?.status {
+            report.streamState = stream.state.rawValue
+            report.streamDestination = stream.destination
+            report.streamBytes = stream.bytesSent
+            report.streamReconnects = max(0, stream.connects - 1)
+            report.streamDroppedGOPs = stream.droppedGOPs
+            report.streamLastError = stream.lastError
+        }
         if let figures = uploader?.figures {
             report.uploadQueuedFiles = figures.queuedFiles
             report.uploadQueuedBytes = figures.queuedBytes

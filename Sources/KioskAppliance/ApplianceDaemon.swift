@@ -346,6 +346,10 @@ final class MetricsCounters: Sendable {
             snapshot.mqttCommandsIgnoredTotal = mqtt.commandsIgnored
         }
         snapshot.upload = uploader?.figures
+        if let stream = appliance.stream?.status {
+            snapshot.stream = StreamFigures(live: stream.state == .live, bytesSent: stream.bytesSent,
+                                            reconnects: max(0, stream.connects - 1), droppedGOPs: stream.droppedGOPs)
+        }
         if let rtsp, let rtp = appliance.rtp {
             let figures = rtp.figures
             snapshot.rtsp = RTSPFigures(clients: rtsp.clients.count, droppedGOPs: figures.droppedGOPs, refused: rtsp.refusedClients)

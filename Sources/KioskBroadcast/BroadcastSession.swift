@@ -219,6 +219,7 @@ struct BroadcastSession {
             case .live: state = .live
             case .reconnecting: state = .reconnecting
             case .stopped: state = .stopped
+            case .failed: state = .error
             }
             destinations.append(BroadcastStatus.Destination(name: status.destination, state: state, bytes: status.bytesSent,
                                                            droppedGOPs: status.droppedGOPs, lastError: status.lastError))

@@ -130,7 +130,8 @@ public final class PacketStreamWriter {
         if packet.media == .video { lastVideoPTS = pts }
         let size = Int64(reference.pointee.size)
         try check(av_interleaved_write_frame(format, reference), .io, "send packet", path: shownURL,
-                  hint: "The receiver stopped answering; kioskcam reconnects")
+                  hint: shownURL.hasPrefix("/") ? "The HLS folder could not be written (full, removed, or not writable); kioskcam tries again"
+                      : "The receiver stopped answering; kioskcam reconnects")
         bytesSent += size
     }
 

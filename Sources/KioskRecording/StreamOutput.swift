@@ -11,7 +11,7 @@ import Logging
 /// and counted. A lost destination is reconnected with backoff (1 s, doubling to 30 s);
 /// after a reconnect the stream starts again at a keyframe.
 public final class StreamOutput: PacketOutput, Sendable {
-    public enum State: String, Sendable { case stopped, connecting, live, reconnecting }
+    public enum State: String, Sendable { case stopped, connecting, live, reconnecting, failed }
 
     public struct Status: Sendable, Equatable {
         public var state: State = .stopped
@@ -47,11 +47,43 @@ public final class StreamOutput: PacketOutput, Sendable {
     ///     seconds at the stream's bitrate).
     ///   - audio: Whether sound goes too.
     public init(url: String, queueBytes: Int, audio: Bool = true, clock: MonotonicClock, logger: Logger) {
-        self.url = url
+        self.url = Self.resolved(url)
         self.clock = clock
         self.logger = logger
         wantsAudio = audio
-        shared = Locked(Shared(queue: GOPQueue(byteLimit: queueBytes), published: Status(destination: PacketStreamWriter.redacted(url))))
+        shared = Locked(Shared(queue: GOPQueue(byteLimit: queueBytes), published: Status(destination: PacketStreamWriter.redacted(Self.resolved(url)))))
+    }
+
+    /// A local destination that is a folder (no `.m3u8`) holds `index.m3u8`, as
+    /// `kioskcam broadcast --to FOLDER` does; URLs are kept as they are.
+    static func resolved(_ url: String) -> String {
+        guard url.hasPrefix("/"), !url.hasSuffix(".m3u8") else { return url }
+        var folder = url
+        while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+        return folder + "/index.m3u8"
+    }
+
+    /// For an HLS playlist on this board: its folder, made if missing. Nil when it is
+    /// usable; else why not (the stream then stops with that one error: trying again
+    /// cannot make a folder writable).
+    static func prepareFolder(for url: String) -> String? {
+        guard url.hasPrefix("/") else { return nil }
+        let folder = (url as NSString).deletingLastPathComponent
+        var made = ""
+        for part in folder.split(separator: "/") {
+            made += "/" + part
+            if mkdir(made, 0o755) != 0, errno != EEXIST {
+                return "cannot create the HLS folder \(folder): \(made): \(String(cString: strerror(errno))); make it, writable by the daemon's user, or change [stream] url"
+            }
+        }
+        var info = stat()
+        guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            return "cannot create the HLS folder \(folder): a file is in the way; change [stream] url"
+        }
+        guard access(folder, W_OK) == 0 else {
+            return "the HLS folder \(folder) is not writable by the daemon's user (\(String(cString: strerror(errno)))); chown it, or change [stream] url"
+        }
+        return nil
     }
 
     public var status: Status {
@@ -126,6 +158,14 @@ public final class StreamOutput: PacketOutput, Sendable {
     // MARK: Stream thread
 
     private func run() {
+        if let problem = Self.prepareFolder(for: url) {
+            logger.error("stream: \(problem)")
+            shared.withLock { shared in
+                shared.published.lastError = problem
+                shared.published.state = .failed
+            }
+            return
+        }
         var backoff = 1.0
         while !shared.withLock({ $0.stopRequested }) {
             // Wait for a keyframe to begin at, with the video's SPS/PPS known.
@@ -142,7 +182,12 @@ public final class StreamOutput: PacketOutput, Sendable {
                     shared.published.lastError = nil
                 }
                 logger.notice("stream: live to \(PacketStreamWriter.redacted(url))")
-                backoff = 1
+                let wentLive = clock.now()
+                defer {
+                    // The back-off starts again only after a connection that held: one
+                    // that fails at its first packets doubles it like a refused one.
+                    if clock.now().seconds(since: wentLive) >= 10 { backoff = 1 }
+                }
                 try writer.write(first)
                 try pump(writer)
                 writer.finish()
@@ -155,7 +200,7 @@ public final class StreamOutput: PacketOutput, Sendable {
                     return shared.stopRequested
                 }
                 if stopping { break }
-                logger.warning("stream: \(error); trying again in \(Int(backoff)) s")
+                logger.warning("stream: \(error) Trying again in \(Int(backoff)) s.")
                 waitForStop(seconds: backoff)
                 backoff = min(backoff * 2, 30)
             }

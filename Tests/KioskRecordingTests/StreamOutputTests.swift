@@ -26,6 +26,35 @@ final class StreamOutputTests: XCTestCase {
         return condition()
     }
 
+    /// A folder as the destination, as `kioskcam broadcast --to FOLDER` takes it: made if
+    /// missing, `index.m3u8` inside; a folder that cannot be made is one clear error and
+    /// the stream stops (no reconnect loop).
+    func testAFolderIsMadeAndAnUnusableOneIsOneError() throws {
+        let folder = TemporaryDirectory()
+        let graph = graph(folder)
+        let stream = StreamOutput(url: folder.path + "/made/here/", queueBytes: 1_000_000, clock: SystemClock(), logger: logger)
+        XCTAssertEqual(stream.url, folder.path + "/made/here/index.m3u8")
+        graph.encoder.add(stream)
+        let camera = NumberedCamera(format: format)
+        camera.start(into: graph)
+        stream.start()
+        XCTAssertTrue(waitFor(20) { FileManager.default.fileExists(atPath: folder.path + "/made/here/index.m3u8") }, "\(stream.status)")
+        XCTAssertEqual(stream.status.state, .live)
+        stream.stop()
+
+        FileManager.default.createFile(atPath: folder.path + "/a-file", contents: Data("x".utf8))
+        let blocked = StreamOutput(url: folder.path + "/a-file/cam", queueBytes: 1_000_000, clock: SystemClock(), logger: logger)
+        graph.encoder.add(blocked)
+        blocked.start()
+        XCTAssertTrue(waitFor(10) { blocked.status.state == .failed }, "\(blocked.status)")
+        XCTAssertTrue(blocked.status.lastError?.contains("cannot create the HLS folder \(folder.path)/a-file/cam") == true,
+                      blocked.status.lastError ?? "no error")
+        XCTAssertEqual(blocked.status.connects, 0, "it never tried to connect")
+        blocked.stop()
+        camera.stop()
+        graph.shutdown()
+    }
+
     /// An HLS playlist in a folder, any web server can serve it: it plays, with sound.
     func testHLSFolderPlaysWithSound() throws {
         let folder = TemporaryDirectory()

@@ -389,11 +389,11 @@ final class FleetDaemonTests: XCTestCase {
     func testTheStreamSwitch() throws {
         let folder = TemporaryDirectory()
         let broker = try MosquittoBroker(folder: folder.path)
+        // A folder that does not exist yet: the daemon makes it and puts index.m3u8 inside.
         let playlist = folder.path + "/hls/index.m3u8"
-        try FileManager.default.createDirectory(atPath: folder.path + "/hls", withIntermediateDirectories: true)
         let board = try KioskcamDaemon(root: folder.path + "/board", sections: """
             [stream]
-            url = "\(playlist)"
+            url = "\(folder.path)/hls"
             [mqtt]
             url = "\(broker.url)"
             """)
@@ -403,6 +403,14 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertEqual(streamSwitch["command_topic"] as? String, base + "/set/stream")
         XCTAssertTrue(waitFor(15) { FileManager.default.fileExists(atPath: playlist) }, board.logText())
         XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == true })
+        // Status and metrics show the stream.
+        XCTAssertTrue(waitFor(10) { (board.status()["stream_bytes"] as? Int ?? 0) > 0 }, "\(board.status())")
+        XCTAssertEqual(board.status()["stream_state"] as? String, "live")
+        XCTAssertEqual(board.status()["stream_destination"] as? String, playlist)
+        XCTAssertTrue(try board.kioskcam(["status"]).stdout.contains("stream:       live to \(playlist)"))
+        XCTAssertTrue(waitFor(5) {
+            ((try? String(contentsOfFile: folder.path + "/board/metrics/kioskcam.prom", encoding: .utf8)) ?? "").contains("kioskcam_stream_up 1")
+        })
 
         try broker.publish(base + "/set/stream", "OFF")
         XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == false }, board.logText())

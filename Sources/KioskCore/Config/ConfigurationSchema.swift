@@ -180,9 +180,9 @@ extension Configuration {
             .integer("encoder.audio_bitrate_kbps", 16...320) { c, v in c.encoder.audioBitrate = v * 1000 },
             .integer("encoder.threads", 0...16, unit: " (0: automatic)") { c, v in c.encoder.threads = v },
 
-            .string("stream.url", allowed: "\"\" (off), an rtmp://, rtsp:// or srt:// URL, or an HLS playlist path ending in .m3u8") { c, text in
+            .string("stream.url", allowed: "\"\" (off), an rtmp://, rtsp:// or srt:// URL, or an absolute HLS folder (index.m3u8 goes in it) or playlist path ending in .m3u8") { c, text in
                 let schemes = ["rtmp://", "rtmps://", "rtsp://", "srt://"]
-                guard text.isEmpty || schemes.contains(where: text.hasPrefix) || (text.hasPrefix("/") && text.hasSuffix(".m3u8")),
+                guard text.isEmpty || schemes.contains(where: text.hasPrefix) || (text.hasPrefix("/") && text.count > 1 && !text.contains("/../")),
                       !text.contains(where: { $0.isNewline || $0 == "\0" }) else { return false }
                 c.stream.url = text
                 return true

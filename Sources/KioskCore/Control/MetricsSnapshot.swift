@@ -36,11 +36,28 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var upload: UploadFigures?
     /// The RTSP server (nil while it is off): clients playing, GOPs they lost, clients refused.
     public var rtsp: RTSPFigures?
+    /// The live stream (`[stream] url`; nil while none): live or not, bytes, reconnects, drops.
+    public var stream: StreamFigures?
     public var uptimeSeconds: Double = 0
     public var deviceID: String = ""
     public var version: String = ""
 
     public init() {}
+}
+
+/// The live stream's figures, for metrics.
+public struct StreamFigures: Sendable, Equatable {
+    public var live: Bool
+    public var bytesSent: Int64
+    public var reconnects: Int
+    public var droppedGOPs: Int
+
+    public init(live: Bool, bytesSent: Int64, reconnects: Int, droppedGOPs: Int) {
+        self.live = live
+        self.bytesSent = bytesSent
+        self.reconnects = reconnects
+        self.droppedGOPs = droppedGOPs
+    }
 }
 
 /// The RTSP server's figures, for metrics.
@@ -140,6 +157,12 @@ public enum MetricsFormatter {
             one("uploaded_bytes_total", "counter", "Bytes copied offsite and checked since the daemon started.", String(upload.uploadedBytes))
             one("upload_failures_total", "counter", "Failed upload attempts since the daemon started.", String(upload.failures))
             one("upload_vanished_files_total", "counter", "Queued files that were gone before their upload (the disk guard deleted them to keep the disk from filling, or a person did).", String(upload.vanishedFiles))
+        }
+        if let stream = snapshot.stream {
+            one("stream_up", "gauge", "1 while the live stream ([stream] url) is sending, else 0.", stream.live ? "1" : "0")
+            one("stream_bytes_total", "counter", "Bytes the live stream sent since the daemon started (this connection).", String(stream.bytesSent))
+            one("stream_reconnects_total", "counter", "Times the live stream connected again after a loss.", String(stream.reconnects))
+            one("stream_dropped_gops_total", "counter", "GOPs the live stream dropped because the network fell behind.", String(stream.droppedGOPs))
         }
         if let rtsp = snapshot.rtsp {
             one("rtsp_clients", "gauge", "RTSP clients set up to play now.", String(rtsp.clients))

@@ -79,6 +79,15 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var webLoginsThrottled: Int?
     /// Why the web app is off although enabled (the port taken, an unreadable key …).
     public var webError: String?
+    /// The live stream (`[stream] url`; absent while none): its state (stopped,
+    /// connecting, live, reconnecting, failed), destination (no password), bytes sent,
+    /// reconnects, GOPs dropped, and the last error.
+    public var streamState: String?
+    public var streamDestination: String?
+    public var streamBytes: Int64?
+    public var streamReconnects: Int?
+    public var streamDroppedGOPs: Int?
+    public var streamLastError: String?
     /// The RTSP server (absent while `[rtsp]` is off): its address, the clients set up now,
     /// and why it is off although enabled.
     public var rtspURL: String?
@@ -131,6 +140,12 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case webLoginFailures = "web_login_failures"
         case webLoginsThrottled = "web_logins_throttled"
         case webError = "web_error"
+        case streamState = "stream_state"
+        case streamDestination = "stream_destination"
+        case streamBytes = "stream_bytes"
+        case streamReconnects = "stream_reconnects"
+        case streamDroppedGOPs = "stream_dropped_gops"
+        case streamLastError = "stream_last_error"
         case rtspURL = "rtsp_url"
         case rtspClients = "rtsp_clients"
         case rtspError = "rtsp_error"
@@ -200,6 +215,13 @@ public struct StatusReport: Sendable, Equatable, Codable {
             if let webFingerprint { lines.append("web cert:     SHA-256 \(webFingerprint)") }
         }
         if let webError { lines.append("web error:    \(webError)") }
+        if let streamState, let streamDestination {
+            var line = "stream:       \(streamState) to \(streamDestination), \(ByteCountText.text(streamBytes ?? 0)) sent"
+            if let reconnects = streamReconnects, reconnects > 0 { line += ", \(reconnects) reconnect\(reconnects == 1 ? "" : "s")" }
+            if let dropped = streamDroppedGOPs, dropped > 0 { line += ", \(dropped) GOP(s) dropped" }
+            lines.append(line)
+            if let streamLastError { lines.append("stream error: \(streamLastError)") }
+        }
         if let rtspURL {
             let clients = rtspClients ?? []
             lines.append("rtsp:         \(rtspURL) (\(clients.count) client\(clients.count == 1 ? "" : "s"))")
