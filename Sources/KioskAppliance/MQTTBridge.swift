@@ -77,8 +77,11 @@ public final class MQTTBridge: Sendable {
         self.broker = broker
         password = try Self.readPassword(settings)
         topics = FleetTopics(topicPrefix: settings.topicPrefix, discoveryPrefix: settings.discoveryPrefix, deviceID: deviceID)
+        let web = configuration.web
+        let webHost = web.listen.host == "0.0.0.0" || web.listen.host == "::" ? ProcessInfo.processInfo.hostName : web.listen.host
         discovery = HomeAssistantDiscovery(topics: topics, version: version, events: appliance.events != nil,
-                                           stream: appliance.stream != nil, commands: settings.commands)
+                                           stream: appliance.stream != nil, commands: settings.commands,
+                                           configurationURL: web.enabled ? "\(web.tls == .off ? "http" : "https")://\(webHost.contains(":") ? "[\(webHost)]" : webHost):\(web.listen.port)/" : nil)
         self.appliance = appliance
         self.isDefaultPIN = isDefaultPIN
         self.logger = logger
@@ -330,6 +333,9 @@ public final class MQTTBridge: Sendable {
             for message in discovery.messages {
                 enqueue(OutgoingMessage(topic: message.topic, payload: Array(message.payload.description.utf8), retained: true), wake: false)
             }
+            for topic in discovery.retractions {
+                enqueue(OutgoingMessage(topic: topic, payload: [], retained: true), wake: false)
+            }
         }
         if stateDue || now.timeIntervalSince(session.lastStatePublish) >= Double(settings.stateIntervalSeconds) {
             session.lastStatePublish = now
@@ -375,7 +381,8 @@ public final class MQTTBridge: Sendable {
         state.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
         state.droppedFrames = status.recorder.droppedVideoFrames
         if let events = appliance.events?.currentStatus {
-            state.motion = events.recording
+            state.motion = events.motion
+            state.eventRecording = events.recording
             state.lastEvent = events.lastEvent
             state.eventsToday = events.eventsToday
         }

@@ -123,6 +123,7 @@ final class FleetTests: XCTestCase {
         let discovery = HomeAssistantDiscovery(topics: topics, version: "1.2.3", events: true, stream: true, commands: true)
         let messages = discovery.messages
         XCTAssertEqual(messages.map(\.topic).sorted(), [
+            "homeassistant/binary_sensor/kioskcam_\(topics.node)/event_in_progress/config",
             "homeassistant/binary_sensor/kioskcam_\(topics.node)/motion/config",
             "homeassistant/button/kioskcam_\(topics.node)/snapshot/config",
             "homeassistant/camera/kioskcam_\(topics.node)/camera/config",
@@ -154,7 +155,29 @@ final class FleetTests: XCTestCase {
         let recording = try XCTUnwrap(messages.first { $0.topic.contains("/switch/") && $0.topic.hasSuffix("/recording/config") })
         guard case .object(let fields) = recording.payload else { return XCTFail("switch") }
         XCTAssertEqual(fields["command_topic"], .string(topics.command(.record)))
-        XCTAssertEqual(fields["value_template"], .string("{{ 'ON' if value_json.recording else 'OFF' }}"))
+        XCTAssertEqual(fields["value_template"], .string("{{ 'ON' if value_json.recording or value_json.event_in_progress else 'OFF' }}"),
+                       "on while an event clip records too")
+        XCTAssertEqual(device["serial_number"], .string(topics.node))
+        XCTAssertNil(device["configuration_url"], "no web app, no link")
+        XCTAssertEqual(discovery.retractions, ["homeassistant/binary_sensor/kioskcam_\(topics.node)/recording/config"],
+                       "the sensor an earlier start without commands announced")
+    }
+
+    /// Entities of parts turned off are retracted (an empty retained config), so that an
+    /// earlier start's "Motion" or "Live stream" does not stay forever.
+    func testPartsTurnedOffAreRetracted() {
+        let discovery = HomeAssistantDiscovery(topics: topics, version: "1", events: false, stream: false, commands: false,
+                                               configurationURL: "https://cam1:8443/")
+        let retracted = Set(discovery.retractions)
+        for (component, object) in [("switch", "recording"), ("button", "snapshot"), ("switch", "stream"), ("binary_sensor", "motion"),
+                                    ("binary_sensor", "event_in_progress")] {
+            XCTAssertTrue(retracted.contains("homeassistant/\(component)/kioskcam_\(topics.node)/\(object)/config"), "\(component)/\(object)")
+        }
+        XCTAssertTrue(Set(discovery.messages.map(\.topic)).isDisjoint(with: retracted), "nothing offered and retracted at once")
+        guard case .object(let fields)? = discovery.messages.first?.payload, case .object(let device)? = fields["device"] else {
+            return XCTFail("no device block")
+        }
+        XCTAssertEqual(device["configuration_url"], .string("https://cam1:8443/"))
     }
 
     func testDiscoveryWithoutCommandsOffersNothingToPress() {
@@ -183,7 +206,9 @@ final class FleetTests: XCTestCase {
         XCTAssertEqual(object["uptime_seconds"], .integer(0), "a non-finite time cannot trap")
         XCTAssertEqual(object["motion"], .bool(true))
         XCTAssertEqual(object["last_event"], .null, "present, so Home Assistant's template finds it")
-        XCTAssertNil(object["streaming"], "no stream, no field")
+        XCTAssertEqual(object["streaming"], .null, "no stream: null, but present, so a template that reads it finds it")
+        XCTAssertEqual(object["event_in_progress"], .null)
+        XCTAssertEqual(object["events_today"], .null)
         let decoded = try JSONSerialization.jsonObject(with: Data(json.description.utf8)) as? [String: Any]
         XCTAssertEqual(decoded?["free_bytes"] as? Int, 1_000)
     }

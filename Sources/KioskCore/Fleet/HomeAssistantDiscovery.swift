@@ -11,8 +11,11 @@ public struct FleetState: Sendable, Equatable {
     public var defaultPIN: Bool?
     public var uptimeSeconds: Double = 0
     public var droppedFrames: Int = 0
-    /// Nil when event clips are off.
+    /// What the motion detector sees now (nil when event clips are off): not whether a
+    /// clip records — a manual event is no motion.
     public var motion: Bool?
+    /// An event clip is being written (nil when event clips are off).
+    public var eventRecording: Bool?
     public var lastEvent: String?
     public var eventsToday: Int?
     public var streaming: Bool?
@@ -33,9 +36,12 @@ public struct FleetState: Sendable, Equatable {
         object["microphone"] = microphone.map(JSONValue.string) ?? .null
         object["default_pin"] = defaultPIN.map(JSONValue.bool) ?? .null
         object["last_event"] = lastEvent.map(JSONValue.string) ?? .null
-        if let motion { object["motion"] = .bool(motion) }
-        if let eventsToday { object["events_today"] = .integer(Int64(eventsToday)) }
-        if let streaming { object["streaming"] = .bool(streaming) }
+        // Every key a template reads is in every message (null when that part is off):
+        // Home Assistant warns on each message whose template reads a missing key.
+        object["motion"] = motion.map(JSONValue.bool) ?? .null
+        object["event_in_progress"] = eventRecording.map(JSONValue.bool) ?? .null
+        object["events_today"] = eventsToday.map { .integer(Int64($0)) } ?? .null
+        object["streaming"] = streaming.map(JSONValue.bool) ?? .null
         return .object(object)
     }
 }
@@ -53,12 +59,34 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Adds the switch, the button and the stream switch (`mqtt.commands`).
     public let commands: Bool
 
-    public init(topics: FleetTopics, version: String, events: Bool, stream: Bool, commands: Bool) {
+    /// The web app's address, for the device page's "Visit" link (nil: the web app is off).
+    public let configurationURL: String?
+
+    public init(topics: FleetTopics, version: String, events: Bool, stream: Bool, commands: Bool, configurationURL: String? = nil) {
         self.topics = topics
         self.version = version
         self.events = events
         self.stream = stream
         self.commands = commands
+        self.configurationURL = configurationURL
+    }
+
+    /// Config topics of entities this start does not offer (a part turned off, the
+    /// commands off or on), published with an empty retained payload so that Home
+    /// Assistant removes what an earlier start announced.
+    public var retractions: [String] {
+        var topics: [String] = []
+        func retract(_ component: String, _ object: String) { topics.append(self.topics.discoveryConfig(component: component, object: object)) }
+        if commands { retract("binary_sensor", "recording") } else {
+            retract("switch", "recording")
+            retract("button", "snapshot")
+        }
+        if !commands || !stream { retract("switch", "stream") }
+        if !events {
+            retract("binary_sensor", "motion")
+            retract("binary_sensor", "event_in_progress")
+        }
+        return topics
     }
 
     public struct Message: Sendable, Equatable {
@@ -83,8 +111,9 @@ public struct HomeAssistantDiscovery: Sendable {
         }
         let state = JSONValue.string(topics.state)
         if commands {
+            // On while anything records, an event clip included.
             add("switch", "recording", "Recording", [
-                "state_topic": state, "value_template": .string("{{ 'ON' if value_json.recording else 'OFF' }}"),
+                "state_topic": state, "value_template": .string("{{ 'ON' if value_json.recording or value_json.event_in_progress else 'OFF' }}"),
                 "command_topic": .string(topics.command(.record)), "payload_on": .string("ON"), "payload_off": .string("OFF"),
                 "icon": .string("mdi:record-rec"),
             ])
@@ -101,7 +130,7 @@ public struct HomeAssistantDiscovery: Sendable {
             }
         } else {
             add("binary_sensor", "recording", "Recording", [
-                "state_topic": state, "value_template": .string("{{ 'ON' if value_json.recording else 'OFF' }}"),
+                "state_topic": state, "value_template": .string("{{ 'ON' if value_json.recording or value_json.event_in_progress else 'OFF' }}"),
                 "payload_on": .string("ON"), "payload_off": .string("OFF"), "icon": .string("mdi:record-rec"),
             ])
         }
@@ -123,6 +152,11 @@ public struct HomeAssistantDiscovery: Sendable {
                 "state_topic": state, "value_template": .string("{{ 'ON' if value_json.motion else 'OFF' }}"),
                 "payload_on": .string("ON"), "payload_off": .string("OFF"), "device_class": .string("motion"),
             ])
+            add("binary_sensor", "event_in_progress", "Event clip", [
+                "state_topic": state, "value_template": .string("{{ 'ON' if value_json.event_in_progress else 'OFF' }}"),
+                "payload_on": .string("ON"), "payload_off": .string("OFF"), "device_class": .string("running"),
+                "icon": .string("mdi:cctv"),
+            ])
         }
         return messages
     }
@@ -134,6 +168,7 @@ public struct HomeAssistantDiscovery: Sendable {
             "manufacturer": .string("KioskCam"),
             "model": .string("KioskCam camera appliance"),
             "sw_version": .string(version),
-        ])
+            "serial_number": .string(topics.node),
+        ].merging(configurationURL.map { ["configuration_url": JSONValue.string($0)] } ?? [:]) { a, _ in a })
     }
 }
