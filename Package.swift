@@ -60,6 +60,7 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
         systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: "libxml2-dev"),
         /// libcamera (C++ only): its flags and libraries for `CLibcamera`, and its version macros.
         systemLibrary("CLibcameraSystem", pkgConfig: "libcamera", apt: "libcamera-dev"),
         /// A small C API over libcamera's C++ (include/CLibcamera.h), which Swift imports.
@@ -146,9 +147,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        /// SOAP read with Foundation's XML parser (libxml2) into KioskCore's `SOAPElement`:
+        /// SOAP read with libxml2 into KioskCore's `SOAPElement`:
         /// ONVIF and WS-Discovery messages. Apart so that only the web app links libxml2.
-        .target(name: "KioskSOAP", dependencies: ["KioskCore"]),
+        .target(name: "KioskSOAP", dependencies: ["KioskCore", "CLibXML2"]),
         /// The control socket: newline-delimited JSON over a Unix socket, server and client.
         .target(
             name: "KioskControl",

@@ -1,77 +1,130 @@
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
+import CLibXML2
 import KioskCore
 
-/// Reads a SOAP message (ONVIF requests, WS-Discovery probes) into a `SOAPElement` tree with
-/// a real XML parser (Foundation's, on libxml2), namespaces resolved.
+/// Reads a SOAP message (ONVIF requests, WS-Discovery probes) into a `SOAPElement` tree
+/// with libxml2 (`xmlReadMemory`, no network, no entity substitution, no DTD loading),
+/// namespaces resolved.
 ///
-/// Refused before parsing: more than `maximumBytes`, and any document type declaration —
-/// SOAP forbids them (SOAP 1.2 part 1 §5), and they are how entity expansion and
-/// external entities get in. Deeper than 32 elements or more than 2,000 is refused too.
+/// Refused before libxml2 sees it: more than `maximumBytes`, bytes that are not UTF-8 or
+/// hold a NUL, any document type declaration (SOAP forbids them, SOAP 1.2 part 1 §5; they
+/// are how entity expansion and external entities get in) and any processing instruction
+/// but the XML declaration (SOAP forbids those too). Deeper than 32 elements or more than
+/// 2,000 is refused while walking the tree. (Foundation's XMLParser was tried first:
+/// Fuzz/FuzzONVIF made it trap on a non-UTF-8 name and crash on a processing instruction
+/// without data — a daemon crash from one datagram — so this reads libxml2 directly.)
 public enum SOAPParser {
     public static let maximumBytes = 64 * 1024
+    static let maximumDepth = 32
+    static let maximumElements = 2000
+
+    private static let initialized: Void = { xmlInitParser() }()
 
     /// The document's root element, or why it is not one.
     public static func parse(_ bytes: [UInt8]) -> Result<SOAPElement, SOAPParseError> {
         guard bytes.count <= maximumBytes else { return .failure(SOAPParseError("the message is over \(maximumBytes / 1024) KiB")) }
+        guard String(validating: bytes, as: UTF8.self) != nil, !bytes.contains(0) else {
+            return .failure(SOAPParseError("the message is not UTF-8 text"))
+        }
         guard !contains(bytes, "<!DOCTYPE"), !contains(bytes, "<!ENTITY") else {
             return .failure(SOAPParseError("a document type declaration (SOAP forbids them)"))
         }
-        let builder = TreeBuilder()
-        let parser = XMLParser(data: Data(bytes))
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = builder
-        guard parser.parse(), builder.failure == nil, let root = builder.root else {
-            let reason = builder.failure ?? parser.parserError.map { "not well-formed XML (\(($0 as NSError).code))" } ?? "no element"
-            return .failure(SOAPParseError(reason))
+        if let instruction = firstIndex(of: "<?", in: bytes, from: 0) {
+            let declaration = Array("<?xml ".utf8)
+            let leading = bytes[..<instruction].allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+                || (instruction == 3 && bytes.starts(with: [0xEF, 0xBB, 0xBF]))
+            guard leading, bytes.count >= instruction + declaration.count,
+                  Array(bytes[instruction..<(instruction + declaration.count)]) == declaration,
+                  firstIndex(of: "<?", in: bytes, from: instruction + 2) == nil else {
+                return .failure(SOAPParseError("a processing instruction (SOAP forbids them)"))
+            }
         }
-        return .success(root)
+        _ = initialized
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOCDATA.rawValue)
+        let document = bytes.withUnsafeBufferPointer { buffer -> xmlDocPtr? in
+            buffer.baseAddress.flatMap { base in
+                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    xmlReadMemory($0, Int32(buffer.count), "soap.xml", "UTF-8", options)
+                }
+            }
+        }
+        guard let document else { return .failure(SOAPParseError("not well-formed XML")) }
+        defer { xmlFreeDoc(document) }
+        guard let root = xmlDocGetRootElement(document) else { return .failure(SOAPParseError("no element")) }
+        var count = 0
+        guard let tree = element(root, depth: 0, count: &count) else {
+            return .failure(SOAPParseError("more than \(maximumDepth) levels or \(maximumElements) elements"))
+        }
+        return .success(tree)
+    }
+
+    /// The element and what is below it; nil past the depth or element limits.
+    private static func element(_ node: xmlNodePtr, depth: Int, count: inout Int) -> SOAPElement? {
+        count += 1
+        guard depth < maximumDepth, count <= maximumElements else { return nil }
+        var result = SOAPElement(name: text(node.pointee.name), namespace: node.pointee.ns.map { text($0.pointee.href) } ?? "")
+        var attribute = node.pointee.properties
+        while let current = attribute {
+            let value = current.pointee.children.map { text($0.pointee.content) } ?? ""
+            result.attributes[text(current.pointee.name)] = value
+            attribute = current.pointee.next
+        }
+        var child = node.pointee.children
+        var body = ""
+        while let current = child {
+            switch current.pointee.type {
+            case XML_ELEMENT_NODE:
+                guard let converted = element(current, depth: depth + 1, count: &count) else { return nil }
+                result.children.append(converted)
+            case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+                if body.utf8.count < 16 * 1024 { body += text(current.pointee.content) }
+            default:
+                break
+            }
+            child = current.pointee.next
+        }
+        result.text = trimmed(body)
+        return result
+    }
+
+    private static func text(_ pointer: UnsafePointer<xmlChar>?) -> String {
+        guard let pointer else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: strlen(pointer)), as: UTF8.self)
+    }
+
+    private static func text(_ pointer: UnsafeMutablePointer<xmlChar>?) -> String { text(UnsafePointer(pointer)) }
+
+    private static func strlen(_ pointer: UnsafePointer<xmlChar>) -> Int {
+        var length = 0
+        while pointer[length] != 0 { length += 1 }
+        return length
+    }
+
+    private static func trimmed(_ text: String) -> String {
+        let spaces: Set<Character> = [" ", "\t", "\n", "\r", "\r\n"]
+        var slice = Substring(text)
+        while let first = slice.first, spaces.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, spaces.contains(last) { slice = slice.dropLast() }
+        return String(slice)
     }
 
     private static func contains(_ bytes: [UInt8], _ text: String) -> Bool {
         let needle = Array(text.utf8)
         guard bytes.count >= needle.count else { return false }
         for start in 0...(bytes.count - needle.count) where bytes[start] == needle[0] {
-            if Array(bytes[start..<(start + needle.count)]).elementsEqual(needle, by: { a, b in
+            if bytes[start..<(start + needle.count)].elementsEqual(needle, by: { a, b in
                 a == b || (a >= 0x61 && a <= 0x7A && a - 0x20 == b)
             }) { return true }
         }
         return false
     }
 
-    private final class TreeBuilder: NSObject, XMLParserDelegate {
-        var stack: [SOAPElement] = []
-        var root: SOAPElement?
-        var failure: String?
-        var count = 0
-
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
-            count += 1
-            guard stack.count < 32, count <= 2000 else {
-                failure = "more than 32 levels or 2,000 elements"
-                parser.abortParsing()
-                return
-            }
-            let local = name.split(separator: ":").last.map(String.init) ?? name
-            stack.append(SOAPElement(name: local, namespace: namespaceURI ?? "", attributes: attributes))
+    private static func firstIndex(of text: String, in bytes: [UInt8], from: Int) -> Int? {
+        let needle = Array(text.utf8)
+        guard bytes.count >= needle.count, from <= bytes.count - needle.count else { return nil }
+        for start in from...(bytes.count - needle.count) where bytes[start] == needle[0] {
+            if bytes[start..<(start + needle.count)].elementsEqual(needle) { return start }
         }
-
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            guard !stack.isEmpty, stack[stack.count - 1].text.utf8.count < 16 * 1024 else { return }
-            stack[stack.count - 1].text += string
-        }
-
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            guard var element = stack.popLast() else { return }
-            element.text = element.text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(element) }
-        }
-
-        func parser(_ parser: XMLParser, resolveExternalEntityName name: String, systemID: String?) -> Data? { nil }
+        return nil
     }
 }
 

@@ -141,6 +141,29 @@ final class ONVIFTests: XCTestCase {
         }
     }
 
+    /// Fuzz/FuzzONVIF: a namespace prefix and URI that are not UTF-8 made Foundation's
+    /// parser trap (a force-unwrapped String of libxml2's bytes) — a daemon crash from one
+    /// POST. Such a message is refused before the parser sees it.
+    func testBytesThatAreNotUTF8AreRefusedNotParsed() {
+        let finding = Data(base64Encoded: "PD94bWwgdmVyM2lvbj0iMS4wIiBlbmNvZGluZz0iVVRGLTgiPz4KPHM6RW52ZWxvcGUgeG1sbnM6cz0iaHR0cDovL3d3dy53My5vLVRQMjAwMy8wNS9zb2FwLWVudmVsb3BlIiB4bWxuczphPSJodHRwOi8vc2NoZW1hcy54bWxzb2FwLm9yZy93cy8yMDA0LzA4L2FkZHJlc3NpbmciIHhtbG5zOuQ9Imh0dHBzOmMvL2hlbWFzLnhtbHNvYXAub3JnL3dzLzIwMDUvMDQvZGlzY292ZXJ5IiB4bWxuczpkbj0iaHR0cDovL3d3dy5vbnZp2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjYZi5vcmcvdmVyMTAvbmV0d29yay93c2RsIj48czpIZWFkZXI+PGE6TWVzc2FnZUlEPnVybjp1dWlkOjEyMzQ8L2E6TWVzc2FnZUlEPjxhOlRvPnVybjpzY2hlbWFzLXhtbHNvYXAtb3JnOndzOjIwMDU6MDQ6ZGlzY292ZXJ5PC9hOlRvPjxhOkFjdGlvbj5odHRwOi8vc2NoZW1hcy54bWxzb2FwLm9yZy93cy8yMDA1LzA0L2Rpc2NvdmVyeS9Qcm9iZTwvYTpBY3Rpb24+PC9zOkhlYWRlcj48czpCb2R5PjxkOlByb2JlPjxkOlR5cGVzPmRuOk5ldHdvcmtWaWRlb1RyYW5zbWl0dGVyPC9kOlR5cGVzPjwvZDpQcm9iZT48L3M6Qm9keT48L3M6RW52ZWxvcGU+Cg==")!
+        guard case .failure(let error) = SOAPParser.parse(Array(finding)) else { return XCTFail("parsed") }
+        XCTAssertTrue(error.description.contains("not UTF-8"), error.description)
+        if case .success = SOAPParser.parse(Array("<a xmlns:\u{0}=\"x\"/>".utf8)) { XCTFail("a NUL was parsed") }
+    }
+
+    /// Fuzz/FuzzONVIF: a processing instruction without data (`<?xersio?>`) made
+    /// Foundation's parser call strlen(NULL). Processing instructions other than the XML
+    /// declaration are refused (SOAP forbids them); the reader is libxml2 itself now.
+    func testProcessingInstructionsAreRefused() {
+        let finding = Data(base64Encoded: "PD94ZXJzaW8/Pgo8czpFbnZlbD0iMS4wPD94bWwgdmVyc2lvbj0iMS4wIiBlbmNvZGluZz0iVVRGLTgiPz4KPHM6RW52ZWxvcGUgeG1sbnM6cz0iaHR0cDovL3d3dy53My5vcmcvMjAwMy8wNS9zb2FwLWVudmVsb3BlIiB4bWxuczphPSJodHRwOi8vc2NoZW08P3htbCB2ZXJzaW9uPSIxLjAiIGVuY29kaW5nbjw/eE1sIHZlcnNpb249IjEuMCIgZW5jb2Rpbmc9Ij1URi04Ij8+CjxzOkVudmVsPSIxLjA8P3htbCB2ZXJzaW9uPSIxLjAiIGVuY29kaW5nPSJVVEYtOCI/Pgo8czpFbnZlbG9wZSB4bWxuczpzPSJodHRwOi8vd3d3LnczLm9yZy8yMDAzLzA1L3NvYXAtZW52ZWxvcGUiIHhtbG5zOmE9Imh0dHA6Ly9zY2hlbTw/eG1sIHZlcnNpb249IjEuMCIgZW5jb2Rpbmc9IlVURi04Ij8+CjxzOkVudmVsb3BlIHhtbG5zOnM9Imh0LzIwMDMvMCIgZW5jb2Q1L3NvYXAtZWluZw==")!
+        guard case .failure(let error) = SOAPParser.parse(Array(finding)) else { return XCTFail("parsed") }
+        XCTAssertTrue(error.description.contains("processing instruction"), error.description)
+        if case .success = SOAPParser.parse(Array("<a><?pi?></a>".utf8)) { XCTFail("a processing instruction was parsed") }
+        if case .failure(let error) = SOAPParser.parse(Array("\u{FEFF}<?xml version=\"1.0\"?>\n<a>x</a>".utf8)) {
+            XCTFail("a declaration after a byte-order mark is fine: \(error)")
+        }
+    }
+
     func testXMLTextEscapes() {
         XCTAssertEqual(XMLText.escape("a<b>&\"'\u{1}c"), "a&lt;b&gt;&amp;&quot;&apos;c")
     }

@@ -3,6 +3,7 @@
 import hashlib, json, os, re, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, threading, time
 
 binary, runs, seconds, clients, stall = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+pull_seconds = float(sys.argv[6]) if len(sys.argv) > 6 else 60
 TICKS = os.sysconf("SC_CLK_TCK")
 USER, PASSWORD = "bench", "measure the clients"
 
@@ -141,7 +142,7 @@ class Client:
         return max((b - a for a, b in zip(times, times[1:])), default=float("nan"))
 
 
-def daemon_up(folder):
+def daemon_up(folder, substream=""):
     port, udp = free_port(), free_port(socket.SOCK_DGRAM) // 2 * 2
     config = os.path.join(folder, "kioskcam.toml")
     open(config, "w").write(f"""[storage]
@@ -164,7 +165,8 @@ enabled = false
 enabled = true
 listen = "127.0.0.1:{port}"
 udp_port = {udp}
-max_clients = {clients + 2}
+max_clients = {clients + 10}
+substream = "{substream}"
 """)
     subprocess.run([binary, "web-user", "set", USER, "--role", "viewer", "--config", config],
                    input=(PASSWORD + "\n").encode(), check=True, capture_output=True)
@@ -213,6 +215,66 @@ def one_run(count):
                 "first": [c.first_keyframe for c in started if c.first_keyframe is not None],
                 "gops": sum(c.get("dropped_gops", 0) for c in status.get("rtsp_clients", [])),
                 "bytes": [c.bytes for c in started]}
+    finally:
+        stop_daemon(daemon, folder)
+
+
+def substream_run(with_client):
+    """The sub-stream's cost: 640x360 configured, one client on /sub or none."""
+    folder = tempfile.mkdtemp(prefix="kioskcam-bench-rtsp-sub-")
+    daemon, config, port = daemon_up(folder, substream="640x360")
+    try:
+        stop = threading.Event()
+        if with_client:
+            client = Client(port)
+            client.url = f"rtsp://127.0.0.1:{port}/sub"
+            client.start()
+            threading.Thread(target=client.run, args=(stop,)).start()
+            time.sleep(2)
+        start_cpu, start = cpu_seconds(daemon.pid), time.time()
+        time.sleep(seconds)
+        cpu = (cpu_seconds(daemon.pid) - start_cpu) / (time.time() - start)
+        stop.set()
+        return cpu
+    finally:
+        stop_daemon(daemon, folder)
+
+
+def gaps(path):
+    """Pictures and the largest gap between them in a recorded file (ffprobe)."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time", "-of", "csv=p=0", path],
+                         capture_output=True, text=True).stdout
+    times = sorted(float(t.strip(",")) for t in out.split() if t.strip(",") not in ("", "N/A"))
+    return len(times), max((b - a for a, b in zip(times, times[1:])), default=float("nan"))
+
+
+def pull_run(pull_seconds):
+    """ffmpeg and GStreamer, over TCP and UDP, on /live and /sub, all at once for pull_seconds."""
+    folder = tempfile.mkdtemp(prefix="kioskcam-bench-rtsp-pull-")
+    daemon, config, port = daemon_up(folder, substream="640x360")
+    try:
+        quoted = PASSWORD.replace(" ", "%20")
+        jobs = []
+        for path in ("live", "sub"):
+            for transport in ("tcp", "udp"):
+                out = os.path.join(folder, f"ffmpeg-{path}-{transport}.mp4")
+                jobs.append((f"ffmpeg {transport} /{path}", out, subprocess.Popen(
+                    ["ffmpeg", "-nostdin", "-loglevel", "error", "-rtsp_transport", transport, "-i",
+                     f"rtsp://{USER}:{quoted}@127.0.0.1:{port}/{path}", "-t", str(pull_seconds), "-c", "copy", "-y", out],
+                    stderr=subprocess.PIPE, text=True)))
+                out = os.path.join(folder, f"gst-{path}-{transport}.mp4")
+                jobs.append((f"gstreamer {transport} /{path}", out, subprocess.Popen(
+                    ["timeout", "-s", "INT", str(pull_seconds + 2), "gst-launch-1.0", "-q", "-e", "rtspsrc",
+                     f"location=rtsp://127.0.0.1:{port}/{path}", f"user-id={USER}", f"user-pw={PASSWORD}", f"protocols={transport}",
+                     "latency=200", "buffer-mode=none", "!", "rtph264depay", "!", "h264parse", "!", "mp4mux", "!", "filesink",
+                     f"location={out}"], stderr=subprocess.PIPE, text=True)))
+        results = []
+        for name, out, process in jobs:
+            _, errors = process.communicate(timeout=pull_seconds + 60)
+            count, gap = gaps(out) if os.path.exists(out) else (0, float("nan"))
+            results.append((name, count, gap, (errors or "").strip().splitlines()[:1]))
+        status = json.loads(control(config, "status", "--json").stdout or "{}")
+        return results, status.get("dropped_frames", -1)
     finally:
         stop_daemon(daemon, folder)
 
@@ -281,3 +343,16 @@ if stall > 0:
     print(f"  one ffmpeg client stopped (SIGSTOP) {stall:g} s: it lost {s['stalled_gops']} GOPs; the others' largest gap "
           f"between pictures {s['gap'] * 1000:.0f} ms (target <= 100 ms), camera frames dropped {s['dropped']}, "
           f"its segments afterwards {s['segments']}")
+
+sub = {False: [], True: []}
+for run in range(runs):
+    for with_client in (False, True):
+        sub[with_client].append(substream_run(with_client))
+extra = (statistics.median(sub[True]) - statistics.median(sub[False])) * 100
+print(f"  sub-stream 640x360 (camera 1280x720p30) with one client: {extra:.1f} % of one core more than configured and idle "
+      f"(medians {statistics.median(sub[False]):.3f} → {statistics.median(sub[True]):.3f} s/s)")
+if pull_seconds > 0:
+    results, dropped = pull_run(pull_seconds)
+    print(f"  {len(results)} real clients at once for {pull_seconds:g} s (target: no errors, no gap over 100 ms), camera frames dropped {dropped}:")
+    for name, count, gap, errors in results:
+        print(f"    {name:<22} {count:5d} pictures, largest gap {gap * 1000:.0f} ms{'  ' + errors[0] if errors else ''}")

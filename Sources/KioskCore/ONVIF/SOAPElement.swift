@@ -1,5 +1,5 @@
 /// One XML element of a SOAP message: its local name and namespace, attributes, text and
-/// children — what `SOAPParser` (KioskSOAP, on Foundation's XML parser) hands the ONVIF
+/// children — what `SOAPParser` (KioskSOAP, on libxml2) hands the ONVIF
 /// rules here, so that they stay pure and testable without a parser.
 public struct SOAPElement: Sendable, Equatable {
     public var name: String
