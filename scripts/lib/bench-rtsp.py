@@ -55,7 +55,10 @@ class Client:
     def response(self):
         while True:
             while b"\r\n\r\n" not in self.buffer and not self.buffer.startswith(b"$"):
-                self.buffer += self.sock.recv(65536)
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise EOFError("the server closed")
+                self.buffer += chunk
             if self.buffer.startswith(b"$"):
                 self.frame()
                 continue
@@ -126,7 +129,10 @@ class Client:
             try:
                 if not self.buffer.startswith(b"$"):
                     while len(self.buffer) < 1:
-                        self.buffer += self.sock.recv(262144)
+                        chunk = self.sock.recv(262144)
+                        if not chunk:
+                            raise EOFError("the server closed")
+                        self.buffer += chunk
                     if not self.buffer.startswith(b"$"):
                         self.response()   # a keep-alive's answer
                         continue
