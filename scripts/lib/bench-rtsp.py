@@ -2,28 +2,11 @@
 """scripts/bench-rtsp's measurements (see that script)."""
 import hashlib, json, os, re, shutil, signal, socket, statistics, struct, subprocess, sys, tempfile, threading, time
 
+from benchcommon import cpu_seconds, free_port, vmhwm_mib
+
 binary, runs, seconds, clients, stall = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 pull_seconds = float(sys.argv[6]) if len(sys.argv) > 6 else 60
-TICKS = os.sysconf("SC_CLK_TCK")
 USER, PASSWORD = "bench", "measure the clients"
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def vmhwm_mib(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def control(config, *args):

@@ -13,17 +13,12 @@ import os, shutil, socket, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "scripts"))
 import cdp  # noqa: E402
+from benchcommon import free_port  # noqa: E402
 
 binary, runs, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 WIDTH, HEIGHT, FPS = 1280, 720, 30
 PASSWORD = "latency bench 2026"
 TARGET_MS = 400
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def strip(width, height):

@@ -2,29 +2,12 @@
 """scripts/bench-web's measurements (see that script)."""
 import base64, http.client, json, os, shutil, signal, socket, ssl, statistics, struct, subprocess, sys, tempfile, threading, time
 
+from benchcommon import cpu_seconds, free_port, vmhwm_mib
+
 binary, runs, seconds, viewers = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 TLS = ssl.create_default_context()
 TLS.check_hostname = False
 TLS.verify_mode = ssl.CERT_NONE
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def vmhwm_mib(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def control(binary, config, *args):
