@@ -76,7 +76,6 @@ public final class RTPStream: PacketOutput, Sendable {
         /// A keyframe was asked for and has not gone out yet.
         var keyframeRequested = false
         var droppedGOPsOfLeft = 0
-        var units = 0
     }
 
     private let shared = Locked(Shared())
@@ -116,10 +115,10 @@ public final class RTPStream: PacketOutput, Sendable {
     /// Now on the clock packet times are on (for the sender reports' wall-clock mapping).
     public func now() -> MonotonicInstant { clock.now() }
 
-    /// Clients playing now, GOPs dropped by all (those gone included) and units made.
-    public var figures: (clients: Int, droppedGOPs: Int, units: Int) {
+    /// Clients playing now, and GOPs dropped by all (those gone included).
+    public var figures: (clients: Int, droppedGOPs: Int) {
         shared.withLock { shared in
-            (shared.clients.count, shared.droppedGOPsOfLeft + shared.clients.values.reduce(0) { $0 + $1.droppedGOPs }, shared.units)
+            (shared.clients.count, shared.droppedGOPsOfLeft + shared.clients.values.reduce(0) { $0 + $1.droppedGOPs })
         }
     }
 
@@ -216,7 +215,6 @@ public final class RTPStream: PacketOutput, Sendable {
                            timestamp: RTPClock(rate: rate, offset: audioOffset).timestamp(nanosecondsSinceZero: elapsed),
                            time: packet.time, keyframe: false, byteCount: payload.bytes.count + RTPHeader.size + 4)
         }
-        shared.withLock { $0.units += 1 }
         for client in clients where unit.media == .video || client.wantsAudio {
             if unit.media == .audio, client.start.withLock({ $0.map { unit.time < $0 } ?? true }) { continue }
             if client.budget.withLock({ $0.admit(bytes: unit.byteCount, keyframe: unit.keyframe) }) {

@@ -86,18 +86,10 @@ public enum SOAPParser {
         return result
     }
 
-    private static func text(_ pointer: UnsafePointer<xmlChar>?) -> String {
-        guard let pointer else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: strlen(pointer)), as: UTF8.self)
-    }
+    /// libxml2's NUL-terminated UTF-8 (xmlChar is an unsigned char).
+    private static func text(_ pointer: UnsafePointer<xmlChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
 
     private static func text(_ pointer: UnsafeMutablePointer<xmlChar>?) -> String { text(UnsafePointer(pointer)) }
-
-    private static func strlen(_ pointer: UnsafePointer<xmlChar>) -> Int {
-        var length = 0
-        while pointer[length] != 0 { length += 1 }
-        return length
-    }
 
     private static func trimmed(_ text: String) -> String {
         let spaces: Set<Character> = [" ", "\t", "\n", "\r", "\r\n"]

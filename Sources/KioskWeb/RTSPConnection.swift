@@ -22,6 +22,8 @@ final class RTSPConnection: ChannelInboundHandler {
         var packets: UInt32 = 0
         var octets: UInt32 = 0
         var lastReport: Double?
+        /// Where RTP and RTCP go over UDP (resolved once, at SETUP); nil when interleaved.
+        var udpDestination: (rtp: SocketAddress, rtcp: SocketAddress)?
     }
 
     private let server: RTSPServer
@@ -133,7 +135,7 @@ final class RTSPConnection: ChannelInboundHandler {
         let gate = server.gate, address = address
         let work: @Sendable () -> WebGate.LoginOutcome
         if let digest = DigestAuthorization(header: header) {
-            guard digest.realm == WebUserDigests.realm, server.nonceIsFresh(digest.nonce) else {
+            guard digest.realm == WebUserDigests.realm, server.gate.nonceIsFresh(digest.nonce) else {
                 challenge(request, stale: true)
                 return
             }
@@ -176,7 +178,7 @@ final class RTSPConnection: ChannelInboundHandler {
     }
 
     private func challenges(stale: Bool) -> [(name: String, value: String)] {
-        let nonce = server.makeNonce()
+        let nonce = server.gate.makeNonce()
         let staleText = stale ? ", stale=true" : ""
         var headers: [(name: String, value: String)] = [
             ("WWW-Authenticate", "Digest realm=\"\(WebUserDigests.realm)\", nonce=\"\(nonce)\", algorithm=SHA-256\(staleText)"),
@@ -334,8 +336,18 @@ final class RTSPConnection: ChannelInboundHandler {
         generation = description.generation
         let clock = track == 0 ? description.videoClock : (description.audioClock ?? description.videoClock)
         let ssrc = UInt32.random(in: 1 ... .max)
+        var destination: (rtp: SocketAddress, rtcp: SocketAddress)?
+        if case .udp(let rtpPort, let rtcpPort) = transport {
+            guard let rtp = try? SocketAddress(ipAddress: address, port: Int(rtpPort)),
+                  let rtcp = try? SocketAddress(ipAddress: address, port: Int(rtcpPort)) else {
+                respond(RTSPResponse(status: 461, body: Array("cannot send UDP to \(address)\n".utf8)), cseq: request.cseq)
+                return
+            }
+            destination = (rtp, rtcp)
+        }
         tracks[track] = Track(transport: transport, ssrc: ssrc, sequence: UInt16.random(in: 0 ... .max),
-                              payloadType: track == 0 ? SDPDescription.videoPayloadType : SDPDescription.audioPayloadType, clock: clock)
+                              payloadType: track == 0 ? SDPDescription.videoPayloadType : SDPDescription.audioPayloadType, clock: clock,
+                              udpDestination: destination)
         if sessionID == nil { sessionID = (0..<8).map { _ in String(format: "%02X", UInt8.random(in: 0 ... .max)) }.joined() }
         streamPath = path.stream
         rtp = path.rtp
@@ -412,8 +424,8 @@ final class RTSPConnection: ChannelInboundHandler {
             }
             let bytes = unit.byteCount
             context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in client.sent(bytes: bytes) }
-        case .udp(let rtpPort, _):
-            guard let channel = server.udpChannels.rtp, let remote = try? SocketAddress(ipAddress: address, port: Int(rtpPort)) else {
+        case .udp:
+            guard let channel = server.udpChannels.rtp, let remote = track.udpDestination?.rtp else {
                 client.sent(bytes: unit.byteCount)
                 return
             }
@@ -458,8 +470,8 @@ final class RTSPConnection: ChannelInboundHandler {
             buffer.writeInteger(UInt16(report.count))
             buffer.writeBytes(report)
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-        case .udp(_, let rtcpPort):
-            guard let channel = server.udpChannels.rtcp, let remote = try? SocketAddress(ipAddress: address, port: Int(rtcpPort)) else { return }
+        case .udp:
+            guard let channel = server.udpChannels.rtcp, let remote = track.udpDestination?.rtcp else { return }
             channel.writeAndFlush(AddressedEnvelope(remoteAddress: remote, data: channel.allocator.buffer(bytes: report)), promise: nil)
         }
     }

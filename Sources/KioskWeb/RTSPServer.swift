@@ -210,9 +210,6 @@ public final class RTSPServer: Sendable {
 
     func lastUDPKeepAlive(from address: String) -> Double? { state.withLock { $0.keepAliveFrom[address] } }
 
-    func makeNonce() -> String { gate.makeNonce() }
-
-    func nonceIsFresh(_ nonce: String) -> Bool { gate.nonceIsFresh(nonce) }
 }
 
 /// Why the RTSP server cannot run, with the fix.
