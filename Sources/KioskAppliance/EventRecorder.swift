@@ -8,7 +8,9 @@ import Logging
 public protocol EventClipOutput: AnyObject, Sendable {
     /// Starts a clip `preSeconds` before now (at the ring's keyframe at or before then),
     /// its file named with `label` (`HHMMSS-motion.mp4`).
-    func startClip(preSeconds: Double, label: String) throws(RecorderError)
+    /// - Returns: The seconds before now the clip really begins: fewer than asked when the
+    ///   ring holds less (just after start-up).
+    func startClip(preSeconds: Double, label: String) throws(RecorderError) -> Double
     /// Ends the clip now and waits (briefly) until its file is in the library.
     /// - Returns: The clip's file(s), relative paths' absolute form, or empty on failure.
     func endClip() -> [String]
@@ -26,9 +28,9 @@ public protocol EventClipOutput: AnyObject, Sendable {
 /// sound level ten times a second.
 public final class EventRecorder: @unchecked Sendable {
     public struct Status: Sendable, Equatable {
-        /// Events that started today (since the daemon started, on a day change reset).
+        /// Events that started today (local date), counted from today's event log at start.
         public var eventsToday = 0
-        /// The last event's id and its start, wall-clock seconds.
+        /// The last event's id and its start, wall-clock seconds (from the log at start).
         public var lastEvent: String?
         public var lastEventStart: Double?
         /// The newest motion score, percent of the watched picture.
@@ -93,6 +95,24 @@ public final class EventRecorder: @unchecked Sendable {
         planner = EventPlanner(timing: configuration.events.timing)
         sound = configuration.events.soundTrigger
         detector = MotionDetector.configured(configuration, logger: logger)
+        seedStatusFromTheLog()
+    }
+
+    /// Today's count and the last event, as the event log has them: a restart must not
+    /// make Home Assistant's "last event" unknown or "events today" zero.
+    private func seedStatusFromTheLog() {
+        let today = LocalTimestamp(Date(timeIntervalSince1970: wallClock())).dateStamp
+        let days = log.days()
+        statusDay = today
+        if days.last == today { status.eventsToday = log.listing(day: today).events.count }
+        // The newest day with a readable event (a day's log may hold only torn lines).
+        for day in days.reversed().prefix(7) {
+            if let last = log.listing(day: day).events.last {
+                status.lastEvent = last.id
+                status.lastEventStart = last.start
+                break
+            }
+        }
     }
 
     /// Starts the ticker (clip ends on time, the sound trigger).
@@ -112,7 +132,15 @@ public final class EventRecorder: @unchecked Sendable {
         work.sync {}
     }
 
-    public var currentStatus: Status { lock.withLock { status } }
+    /// After midnight, "today" holds no event until one starts.
+    public var currentStatus: Status {
+        let today = LocalTimestamp(Date(timeIntervalSince1970: wallClock())).dateStamp
+        return lock.withLock {
+            var current = status
+            if statusDay != today { current.eventsToday = 0 }
+            return current
+        }
+    }
 
     /// Waits until every decision so far was carried out (tests, shutdown).
     func drain() { work.sync {} }
@@ -206,13 +234,15 @@ public final class EventRecorder: @unchecked Sendable {
         switch effect {
         case .startClip(let record):
             let preSeconds = max(0, clock.now().seconds(since: record.clipStart))
+            var covered = preSeconds
             do {
-                try clips.startClip(preSeconds: preSeconds, label: record.triggers.first?.rawValue ?? "event")
+                covered = min(preSeconds, max(0, try clips.startClip(preSeconds: preSeconds, label: record.triggers.first?.rawValue ?? "event")))
             } catch {
                 logger.error("event clip could not start: \(error)")
             }
-            let message = newMessage(record)
-            logger.notice("event \(message.id) started: \(record.triggers.map(\.rawValue).joined(separator: ", ")), the clip from \(String(format: "%.1f", preSeconds)) s before")
+            // The clip cannot begin before the ring's oldest picture (the daemon's start).
+            let message = newMessage(record, clipStart: record.clipStart.advanced(byNanoseconds: Int64((preSeconds - covered) * 1e9)))
+            logger.notice("event \(message.id) started: \(record.triggers.map(\.rawValue).joined(separator: ", ")), the clip from \(String(format: "%.1f", covered)) s before")
             write(message)
         case .update(let record):
             guard var message = lock.withLock({ messages[record.id] }) else { return }
@@ -239,11 +269,11 @@ public final class EventRecorder: @unchecked Sendable {
         }
     }
 
-    private func newMessage(_ record: EventRecord) -> EventMessage {
+    private func newMessage(_ record: EventRecord, clipStart: MonotonicInstant) -> EventMessage {
         let (id, startSeconds) = lock.withLock { identities[record.id] } ?? ("event-\(record.id)", wallSeconds(record.start))
         let day = LocalTimestamp(Date(timeIntervalSince1970: startSeconds)).dateStamp
         let continues = record.continues.flatMap { earlier in lock.withLock { identities[earlier]?.id } }
-        var message = EventMessage(type: .new, id: id, start: startSeconds, clipStart: wallSeconds(record.clipStart),
+        var message = EventMessage(type: .new, id: id, start: startSeconds, clipStart: wallSeconds(clipStart),
                                    triggers: record.triggers, continues: continues)
         fill(&message, from: record)
         lock.withLock {

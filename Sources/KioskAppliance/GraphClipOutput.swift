@@ -14,8 +14,11 @@ final class GraphClipOutput: EventClipOutput, Sendable {
         self.ring = ring
     }
 
-    func startClip(preSeconds: Double, label: String) throws(RecorderError) {
+    func startClip(preSeconds: Double, label: String) throws(RecorderError) -> Double {
+        // What the ring holds now is where the clip can begin at the earliest.
+        let held = ring.held.seconds
         try output.start(preEvent: (ring, preSeconds), label: label)
+        return held.isFinite ? min(preSeconds, max(0, held)) : preSeconds
     }
 
     func endClip() -> [String] {

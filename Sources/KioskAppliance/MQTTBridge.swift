@@ -56,6 +56,10 @@ public final class MQTTBridge: Sendable {
         var stateDue = true
         var discoveryDue = true
         var snapshotPath: String?
+        /// A fresh still is being taken for the interval (one at a time).
+        var stillPending = false
+        /// When the interval's next still is due.
+        var nextStill = Date.distantPast
         var stopping = false
         var status: Status
     }
@@ -81,7 +85,8 @@ public final class MQTTBridge: Sendable {
         let webHost = web.listen.host == "0.0.0.0" || web.listen.host == "::" ? ProcessInfo.processInfo.hostName : web.listen.host
         discovery = HomeAssistantDiscovery(topics: topics, version: version, events: appliance.events != nil,
                                            stream: appliance.stream != nil, commands: settings.commands,
-                                           configurationURL: web.enabled ? "\(web.tls == .off ? "http" : "https")://\(webHost.contains(":") ? "[\(webHost)]" : webHost):\(web.listen.port)/" : nil)
+                                           configurationURL: web.enabled ? "\(web.tls == .off ? "http" : "https")://\(webHost.contains(":") ? "[\(webHost)]" : webHost):\(web.listen.port)/" : nil,
+                                           deviceName: settings.deviceName.isEmpty ? nil : settings.deviceName)
         self.appliance = appliance
         self.isDefaultPIN = isDefaultPIN
         self.logger = logger
@@ -341,7 +346,11 @@ public final class MQTTBridge: Sendable {
             session.lastStatePublish = now
             enqueue(OutgoingMessage(topic: topics.state, payload: Array(currentState().json.description.utf8), retained: true), wake: false)
         }
-        if let snapshotPath { publishSnapshot(snapshotPath) }
+        if let snapshotPath {
+            publishSnapshot(snapshotPath)
+            shared.withLock { $0.nextStill = now.addingTimeInterval(Double(settings.stillIntervalSeconds)) }
+        }
+        if settings.stillIntervalSeconds > 0 { refreshStill(now) }
         while session.connected, session.inflight < Self.inflightLimit, let client = session.client,
               let message = shared.withLock({ $0.outbox.next() }) {
             do {
@@ -368,6 +377,28 @@ public final class MQTTBridge: Sendable {
         enqueue(OutgoingMessage(topic: topics.snapshot, payload: Array(data), retained: true), wake: false)
     }
 
+    /// Home Assistant's camera picture renewed from the next frame (`still_interval_seconds`),
+    /// on the command queue: the MQTT thread never waits for the camera. Not saved in the
+    /// library; a camera without a picture skips this round quietly (its problem sensor says it).
+    private func refreshStill(_ now: Date) {
+        let due = shared.withLock { shared -> Bool in
+            guard !shared.stillPending, now >= shared.nextStill else { return false }
+            shared.stillPending = true
+            return true
+        }
+        guard due else { return }
+        commandQueue.async { [self] in
+            let jpeg = try? appliance.currentPictureJPEG()
+            let taken = jpeg.map { !$0.isEmpty && $0.count <= Self.snapshotByteLimit } ?? false
+            shared.withLock {
+                $0.stillPending = false
+                // Without a picture (the camera starting or lost): again in 5 s.
+                $0.nextStill = Date(timeIntervalSinceNow: taken ? Double(settings.stillIntervalSeconds) : 5)
+            }
+            if taken, let jpeg { enqueue(OutgoingMessage(topic: topics.snapshot, payload: jpeg, retained: true)) }
+        }
+    }
+
     private func currentState() -> FleetState {
         let status = appliance.status
         var state = FleetState()
@@ -378,12 +409,15 @@ public final class MQTTBridge: Sendable {
         state.camera = "\(status.cameraName): \(status.cameraState)"
         state.microphone = "\(status.microphoneName): \(status.microphoneState)"
         state.defaultPIN = isDefaultPIN()
+        state.cameraWorking = status.cameraName == "none" ? nil : status.cameraRunning
+        state.microphoneWorking = status.microphoneName == "none" ? nil : status.microphoneState == "running"
         state.uptimeSeconds = Date().timeIntervalSince(status.startedAt)
         state.droppedFrames = status.recorder.droppedVideoFrames
         if let events = appliance.events?.currentStatus {
             state.motion = events.motion
             state.eventRecording = events.recording
             state.lastEvent = events.lastEvent
+            state.lastEventStart = events.lastEventStart
             state.eventsToday = events.eventsToday
         }
         if let stream = appliance.stream { state.streaming = stream.status.state != .stopped }

@@ -14,10 +14,15 @@ final class EventRecorderTests: XCTestCase {
         let lock = Lock()
         var started: [(preSeconds: Double, label: String)] = []
         var ended = 0
+        /// Seconds the pre-event ring holds.
+        var held = Double.infinity
         let root: String
         init(root: String) { self.root = root }
-        func startClip(preSeconds: Double, label: String) throws(RecorderError) {
-            lock.withLock { started.append((preSeconds, label)) }
+        func startClip(preSeconds: Double, label: String) throws(RecorderError) -> Double {
+            lock.withLock {
+                started.append((preSeconds, label))
+                return min(preSeconds, held)
+            }
         }
         func endClip() -> [String] {
             lock.withLock {
@@ -46,7 +51,7 @@ final class EventRecorderTests: XCTestCase {
         let clips = FakeClips(root: root)
         let clock = ManualClock(MonotonicInstant(nanoseconds: 1_000_000_000_000))
         let published = Published()
-        // 2026-11-24 10:15:00 UTC when the manual clock reads 1000 s.
+        // 2026-11-25 10:35:00 UTC when the manual clock reads 1000 s.
         let recorder = EventRecorder(configuration: configuration, clips: clips, clock: clock, logger: Logger(label: "test"),
                                      snapshot: snapshot, soundLevel: level,
                                      wallClock: { 1_795_602_900 + clock.now().seconds(since: MonotonicInstant(nanoseconds: 1_000_000_000_000)) },
@@ -87,6 +92,51 @@ final class EventRecorderTests: XCTestCase {
         XCTAssertEqual(recorder.currentStatus.eventsToday, 1)
         XCTAssertEqual(recorder.currentStatus.lastEvent, id)
         XCTAssertFalse(recorder.currentStatus.recording)
+    }
+
+    /// Just after start-up the ring holds 2.3 s: the event's clip_start says so, not the
+    /// 5 s asked for (which would be before the daemon started).
+    func testTheClipStartIsWhereTheRingReallyBegins() throws {
+        let folder = TemporaryDirectory()
+        let (recorder, clips, _, published) = makeRecorder(root: folder.path)
+        clips.lock.withLock { clips.held = 2.3 }
+        recorder.manualTrigger(on: true)
+        recorder.drain()
+        let new = try XCTUnwrap(published.all.first)
+        XCTAssertEqual(clips.started.map(\.preSeconds), [5], "the ring is asked for the configured time")
+        XCTAssertEqual(new.start - new.clipStart, 2.3, accuracy: 0.01)
+    }
+
+    /// A restart keeps "events today" and "last event": they are read from the log.
+    func testTodaysCountAndTheLastEventSurviveARestart() throws {
+        let folder = TemporaryDirectory()
+        do {
+            let (recorder, _, clock, _) = makeRecorder(root: folder.path)
+            for _ in 0..<2 {
+                recorder.manualTrigger(on: true)
+                recorder.drain()
+                recorder.manualTrigger(on: false)
+                clock.advance(bySeconds: 20)
+                recorder.tick()
+                recorder.drain()
+            }
+            XCTAssertEqual(recorder.currentStatus.eventsToday, 2)
+        }
+        // An older day's log and a torn line in today's change nothing.
+        let log = EventLogFile(root: folder.path)
+        try log.append(EventMessage(type: .new, id: "20261123-235959-1", start: 1_795_550_399, clipStart: 1_795_550_394, triggers: [.manual]), day: "20261123")
+        let today = try XCTUnwrap(log.days().last)
+        XCTAssertEqual(today, "20261125")
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: log.path(forDay: today)))
+        handle.seekToEndOfFile()
+        handle.write(Data("{\"type\":\"new\",\"id\":\"torn".utf8))
+        try handle.close()
+        let (restarted, _, _, _) = makeRecorder(root: folder.path)
+        let status = restarted.currentStatus
+        XCTAssertEqual(status.eventsToday, 2)
+        XCTAssertEqual(status.lastEvent, log.listing(day: today).events.last?.id)
+        XCTAssertEqual(status.lastEventStart ?? 0, 1_795_602_920, accuracy: 0.01, "the second event, 20 s after the first")
+        XCTAssertFalse(status.recording)
     }
 
     func testMotionOnLumaFramesStartsAClipAndTheBestStillReplacesTheLast() throws {

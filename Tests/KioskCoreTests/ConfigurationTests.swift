@@ -181,6 +181,8 @@ final class ConfigurationTests: XCTestCase {
         ("mqtt", "commands", "false"),
         ("mqtt", "state_interval_seconds", "60"),
         ("mqtt", "queue_messages", "1000"),
+        ("mqtt", "still_interval_seconds", "300"),
+        ("mqtt", "device_name", "\"Front door\""),
         ("upload", "url", "\"s3://kiosk-footage/site-a\""),
         ("upload", "endpoint", "\"http://127.0.0.1:9000/\""),
         ("upload", "region", "\"eu-central-1\""),

@@ -54,6 +54,8 @@ final class FleetTests: XCTestCase {
             ("discovery_prefix = \"\"", "one or more topic levels"),
             ("commands = \"yes\"", "true or false"),
             ("queue_messages = 1", "from 16 to 100000"),
+            ("still_interval_seconds = 5", "from 10 to 86400"),
+            ("device_name = \"a\\nb\"", "without control characters"),
         ]
         for (line, fragment) in cases {
             XCTAssertThrowsError(try Configuration(toml: "[mqtt]\n" + line, file: "k.toml"), line) { error in
@@ -123,11 +125,17 @@ final class FleetTests: XCTestCase {
         let discovery = HomeAssistantDiscovery(topics: topics, version: "1.2.3", events: true, stream: true, commands: true)
         let messages = discovery.messages
         XCTAssertEqual(messages.map(\.topic).sorted(), [
+            "homeassistant/binary_sensor/kioskcam_\(topics.node)/camera_problem/config",
+            "homeassistant/binary_sensor/kioskcam_\(topics.node)/default_pin/config",
             "homeassistant/binary_sensor/kioskcam_\(topics.node)/event_in_progress/config",
+            "homeassistant/binary_sensor/kioskcam_\(topics.node)/microphone_problem/config",
             "homeassistant/binary_sensor/kioskcam_\(topics.node)/motion/config",
             "homeassistant/button/kioskcam_\(topics.node)/snapshot/config",
             "homeassistant/camera/kioskcam_\(topics.node)/camera/config",
+            "homeassistant/device_automation/kioskcam_\(topics.node)/event_ended/config",
+            "homeassistant/device_automation/kioskcam_\(topics.node)/event_started/config",
             "homeassistant/sensor/kioskcam_\(topics.node)/dropped_frames/config",
+            "homeassistant/sensor/kioskcam_\(topics.node)/events_today/config",
             "homeassistant/sensor/kioskcam_\(topics.node)/free_space/config",
             "homeassistant/sensor/kioskcam_\(topics.node)/last_event/config",
             "homeassistant/switch/kioskcam_\(topics.node)/recording/config",
@@ -135,11 +143,17 @@ final class FleetTests: XCTestCase {
         ])
         var devices = Set<JSONValue>()
         var uniqueIDs = Set<String>()
+        let entities = messages.filter { !$0.topic.contains("/device_automation/") }
         for message in messages {
             guard case .object(let payload) = message.payload else { return XCTFail("not an object: \(message.payload)") }
+            if let device = payload["device"] { devices.insert(device) }
+            if message.topic.contains("/device_automation/") {
+                XCTAssertEqual(payload["automation_type"], .string("trigger"), message.topic)
+                XCTAssertEqual(payload["topic"], .string(topics.events), message.topic)
+                continue
+            }
             XCTAssertEqual(payload["availability_topic"], .string(topics.availability), message.topic)
             XCTAssertNotNil(payload["name"]?.stringValue, message.topic)
-            if let device = payload["device"] { devices.insert(device) }
             if let id = payload["unique_id"]?.stringValue { uniqueIDs.insert(id) }
             // Every topic it names is ours.
             for key in ["state_topic", "command_topic", "topic"] {
@@ -147,7 +161,7 @@ final class FleetTests: XCTestCase {
             }
         }
         XCTAssertEqual(devices.count, 1, "one device block shared by every entity")
-        XCTAssertEqual(uniqueIDs.count, messages.count, "unique ids are unique")
+        XCTAssertEqual(uniqueIDs.count, entities.count, "unique ids are unique")
         guard case .object(let device)? = devices.first else { return XCTFail("no device block") }
         XCTAssertEqual(device["identifiers"], .array([.string("kioskcam_\(topics.node)")]))
         XCTAssertEqual(device["sw_version"], .string("1.2.3"))
@@ -170,7 +184,8 @@ final class FleetTests: XCTestCase {
                                                configurationURL: "https://cam1:8443/")
         let retracted = Set(discovery.retractions)
         for (component, object) in [("switch", "recording"), ("button", "snapshot"), ("switch", "stream"), ("binary_sensor", "motion"),
-                                    ("binary_sensor", "event_in_progress")] {
+                                    ("binary_sensor", "event_in_progress"), ("sensor", "events_today"), ("device_automation", "event_started"),
+            ("device_automation", "event_ended")] {
             XCTAssertTrue(retracted.contains("homeassistant/\(component)/kioskcam_\(topics.node)/\(object)/config"), "\(component)/\(object)")
         }
         XCTAssertTrue(Set(discovery.messages.map(\.topic)).isDisjoint(with: retracted), "nothing offered and retracted at once")
@@ -178,6 +193,38 @@ final class FleetTests: XCTestCase {
             return XCTFail("no device block")
         }
         XCTAssertEqual(device["configuration_url"], .string("https://cam1:8443/"))
+    }
+
+    /// Every key a template reads is in every state message, even a bare one: Home
+    /// Assistant warns on each message whose template reads a missing key.
+    func testEveryKeyATemplateReadsIsInTheState() throws {
+        let discovery = HomeAssistantDiscovery(topics: topics, version: "1", events: true, stream: true, commands: true, deviceName: "Front door")
+        guard case .object(let bare) = FleetState().json else { return XCTFail("object") }
+        var read = Set<String>()
+        for message in discovery.messages {
+            guard case .object(let payload) = message.payload, let template = payload["value_template"]?.stringValue,
+                  payload["state_topic"] != nil else { continue }
+            let pattern = try NSRegularExpression(pattern: #"value_json\.([a-z_]+)"#)
+            for match in pattern.matches(in: template, range: NSRange(template.startIndex..., in: template)) {
+                read.insert((template as NSString).substring(with: match.range(at: 1)))
+            }
+            if case .object(let device)? = payload["device"] { XCTAssertEqual(device["name"], .string("Front door")) }
+        }
+        XCTAssertTrue(read.isSuperset(of: ["recording", "free_bytes", "last_event_at", "camera_ok", "microphone_ok", "default_pin", "events_today"]), "\(read)")
+        XCTAssertEqual(read.subtracting(bare.keys), [], "read by a template, absent from the state")
+    }
+
+    func testTheLastEventIsATimestampHomeAssistantReads() {
+        var state = FleetState()
+        state.lastEventStart = 1_795_602_900.75
+        state.cameraWorking = false
+        guard case .object(let object) = state.json else { return XCTFail("object") }
+        XCTAssertEqual(object["last_event_at"], .string("2026-11-25T10:35:00Z"))
+        XCTAssertEqual(object["camera_ok"], .bool(false))
+        XCTAssertEqual(object["microphone_ok"], .null, "no microphone configured")
+        state.lastEventStart = .nan
+        guard case .object(let torn) = state.json else { return XCTFail("object") }
+        XCTAssertEqual(torn["last_event_at"], .null, "a time that is no time is left out, not trapped on")
     }
 
     func testDiscoveryWithoutCommandsOffersNothingToPress() {

@@ -6,11 +6,15 @@ import XCTest
 /// discovery as Home Assistant reads it, commands, the last will, a broker restart,
 /// junk commands, and five boards sharing one broker and one bucket.
 final class FleetDaemonTests: XCTestCase {
-    func startBoard(_ folder: TemporaryDirectory, _ name: String, broker: MosquittoBroker, extra: String = "") throws -> KioskcamDaemon {
+    /// - Parameter stillInterval: `mqtt.still_interval_seconds`; 0 (off) unless a test is
+    ///   about it, so that the retained still is the one a test took.
+    func startBoard(_ folder: TemporaryDirectory, _ name: String, broker: MosquittoBroker, stillInterval: Int = 0,
+                    extra: String = "") throws -> KioskcamDaemon {
         try KioskcamDaemon(root: folder.path + "/" + name, sections: """
             [mqtt]
             url = "\(broker.url)"
             state_interval_seconds = 5
+            still_interval_seconds = \(stillInterval)
             \(extra)
             """)
     }
@@ -52,9 +56,10 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" }, board.logText())
 
         // Discovery: retained, JSON, one device, every entity available through our topic.
-        // A switch, a button, a camera and three sensors (no stream configured, no events).
-        let configs = try broker.subscribe("homeassistant/+/kioskcam_\(id)/+/config", count: 6, seconds: 5, retainedOnly: true)
-        XCTAssertEqual(Set(configs.map(\.topic)).count, 6, "\(configs.map(\.topic))")
+        // A switch, a button, a camera, three sensors and three problem sensors (no stream
+        // configured, no events).
+        let configs = try broker.subscribe("homeassistant/+/kioskcam_\(id)/+/config", count: 9, seconds: 5, retainedOnly: true)
+        XCTAssertEqual(Set(configs.map(\.topic)).count, 9, "\(configs.map(\.topic))")
         for config in configs {
             let payload = try XCTUnwrap(json(config.payload), "not JSON: \(config.payload)")
             XCTAssertEqual(payload["availability_topic"] as? String, base + "/availability", config.topic)
@@ -66,6 +71,8 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertEqual(state["recording"] as? Bool, false)
         XCTAssertEqual(state["default_pin"] as? Bool, true)
         XCTAssertNotNil(state["free_bytes"] as? Int)
+        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["camera_ok"] as? Bool == true })
+        XCTAssertEqual(json(try retained(broker, base + "/state"))?["microphone_ok"] as? Bool, true)
 
         // set/record ON starts a recording, OFF finishes it into the library.
         try broker.publish(base + "/set/record", "ON")
@@ -105,6 +112,25 @@ final class FleetDaemonTests: XCTestCase {
         board.signal(SIGKILL)
         board.reap()
         XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "offline" })
+    }
+
+    /// Home Assistant's camera picture renews itself: a still at connection and then every
+    /// `still_interval_seconds`, none of them saved in the library.
+    func testTheStillIsRenewedOnItsInterval() throws {
+        let folder = TemporaryDirectory()
+        let broker = try MosquittoBroker(folder: folder.path)
+        let board = try startBoard(folder, "board", broker: broker, stillInterval: 10)
+        let base = "kioskcam/\(board.deviceID)"
+        let received = folder.path + "/stills"
+        let subscriber = try requiredProgram("mosquitto_sub", package: "mosquitto-clients")
+        // Two stills within 25 s of the start, without a press: the first, then one 10 s on.
+        try Tool.run("/bin/sh", ["-c", "\"$0\" -p \(broker.port) -t '\(base)/snapshot' -C 2 -W 25 -N > '\(received)'", subscriber])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: received)))
+        let starts = (0..<max(0, bytes.count - 2)).filter { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD8 && bytes[$0 + 2] == 0xFF }
+        XCTAssertGreaterThanOrEqual(starts.count, 2, "two JPEGs: \(bytes.count) bytes, \(board.logText())")
+        XCTAssertEqual(starts.first, 0)
+        let saved = ((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/photo")) ?? []).filter { $0.hasSuffix(".jpg") }
+        XCTAssertEqual(saved, [], "the interval's stills are not kept in the library")
     }
 
     /// A clean stop says offline itself; a broker that goes away and comes back on the

@@ -16,6 +16,11 @@ extension Configuration {
         public var stateIntervalSeconds = 30
         /// Messages held while the broker is away; beyond it the oldest are dropped.
         public var queueMessages = 256
+        /// How often the retained still (Home Assistant's camera picture) is renewed from
+        /// the camera, besides on a snapshot or an event; 0: only then.
+        public var stillIntervalSeconds = 60
+        /// The device's name in Home Assistant; empty: "KioskCam" and the id's start.
+        public var deviceName = ""
 
         public init() {}
     }
@@ -60,6 +65,16 @@ extension Configuration {
             .bool("mqtt.commands") { c, v in c.mqtt.commands = v },
             .integer("mqtt.state_interval_seconds", 5...3600, unit: " seconds") { c, v in c.mqtt.stateIntervalSeconds = v },
             .integer("mqtt.queue_messages", 16...100_000, unit: " messages") { c, v in c.mqtt.queueMessages = v },
+            ConfigKey(path: "mqtt.still_interval_seconds", allowed: "0 (only on a snapshot or an event) or a whole number from 10 to 86400 seconds") { c, value in
+                guard case .integer(let raw) = value, let seconds = Int(exactly: raw), seconds == 0 || (10...86_400).contains(seconds) else { return false }
+                c.mqtt.stillIntervalSeconds = seconds
+                return true
+            },
+            .string("mqtt.device_name", allowed: "up to 64 characters without control characters") { c, text in
+                guard text.count <= 64, !text.contains(where: { $0.isNewline || $0.asciiValue.map { $0 < 32 || $0 == 127 } == true }) else { return false }
+                c.mqtt.deviceName = text
+                return true
+            },
         ]
     }
 
