@@ -165,6 +165,8 @@ public final class MQTTBridge: Sendable {
         var nextAttempt = Date.distantPast
         var lastStatePublish = Date.distantPast
         var everConnected = false
+        /// The last event's time as last sent on `<base>/last_event` (nil: again on connect).
+        var lastEventPublished: String?
         var lastLoggedError: String?
         /// Why the broker's CONNACK refused us: more telling than the read error after it.
         var refusal: String?
@@ -239,6 +241,7 @@ public final class MQTTBridge: Sendable {
             }
             session.connected = true
             session.inflight = 0
+            session.lastEventPublished = nil
             session.backoff.reset()
             session.lastLoggedError = nil
             let reconnect = session.everConnected
@@ -344,7 +347,12 @@ public final class MQTTBridge: Sendable {
         }
         if stateDue || now.timeIntervalSince(session.lastStatePublish) >= Double(settings.stateIntervalSeconds) {
             session.lastStatePublish = now
-            enqueue(OutgoingMessage(topic: topics.state, payload: Array(currentState().json.description.utf8), retained: true), wake: false)
+            let state = currentState()
+            enqueue(OutgoingMessage(topic: topics.state, payload: Array(state.json.description.utf8), retained: true), wake: false)
+            if let lastEvent = state.lastEventStart.flatMap(FleetState.timestamp), lastEvent != session.lastEventPublished {
+                session.lastEventPublished = lastEvent
+                enqueue(OutgoingMessage(topic: topics.lastEvent, payload: Array(lastEvent.utf8), retained: true), wake: false)
+            }
         }
         if let snapshotPath {
             publishSnapshot(snapshotPath)

@@ -157,6 +157,9 @@ final class FleetTests: XCTestCase {
             if let id = payload["unique_id"]?.stringValue { uniqueIDs.insert(id) }
             // Every topic it names is ours.
             for key in ["state_topic", "command_topic", "topic"] {
+                if key == "state_topic", message.topic.hasSuffix("/last_event/config") {
+                    XCTAssertEqual(payload[key], .string(topics.lastEvent), "a topic that holds only a time")
+                }
                 if let topic = payload[key]?.stringValue { XCTAssertTrue(topic.hasPrefix(topics.base + "/"), "\(key) \(topic)") }
             }
         }
@@ -210,7 +213,7 @@ final class FleetTests: XCTestCase {
             }
             if case .object(let device)? = payload["device"] { XCTAssertEqual(device["name"], .string("Front door")) }
         }
-        XCTAssertTrue(read.isSuperset(of: ["recording", "free_bytes", "last_event_at", "camera_ok", "microphone_ok", "default_pin", "events_today"]), "\(read)")
+        XCTAssertTrue(read.isSuperset(of: ["recording", "free_bytes", "camera_ok", "microphone_ok", "default_pin", "events_today"]), "\(read)")
         XCTAssertEqual(read.subtracting(bare.keys), [], "read by a template, absent from the state")
     }
 

@@ -338,6 +338,10 @@ final class FleetDaemonTests: XCTestCase {
         let state = try XCTUnwrap(json(try retained(broker, base + "/state")))
         XCTAssertEqual(state["events_today"] as? Int, 1)
         XCTAssertNotNil(state["last_event"] as? String)
+        // Home Assistant's "Last event" timestamp sensor reads its own topic.
+        let lastEvent = try XCTUnwrap(try retained(broker, base + "/last_event"))
+        let at = try XCTUnwrap(ISO8601DateFormatter().date(from: lastEvent), lastEvent)
+        XCTAssertLessThan(abs(at.timeIntervalSinceNow), 30, lastEvent)
     }
 
     /// The bucket's server cut in the middle of an upload, the daemon killed, both back:

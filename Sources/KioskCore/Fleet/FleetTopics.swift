@@ -20,6 +20,9 @@ public struct FleetTopics: Sendable, Equatable {
     public var state: String { base + "/state" }
     /// Event clips' new/update/end messages.
     public var events: String { base + "/events" }
+    /// When the last event started (ISO 8601, retained), published only once there is
+    /// one: Home Assistant's timestamp sensor warns on anything that is not a time.
+    public var lastEvent: String { base + "/last_event" }
     /// The latest still, a JPEG, retained (Home Assistant's MQTT camera shows it).
     public var snapshot: String { base + "/snapshot" }
     public var commandPrefix: String { base + "/set/" }

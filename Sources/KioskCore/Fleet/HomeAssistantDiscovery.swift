@@ -32,7 +32,7 @@ public struct FleetState: Sendable, Equatable {
     public init() {}
 
     /// `2026-11-28T21:53:00Z`: what a Home Assistant timestamp sensor reads.
-    static func timestamp(_ seconds: Double) -> String? {
+    public static func timestamp(_ seconds: Double) -> String? {
         guard seconds.isFinite, seconds >= 0, seconds < 1e11 else { return nil }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
@@ -176,10 +176,10 @@ public struct HomeAssistantDiscovery: Sendable {
             "unit_of_measurement": .string("GB"), "device_class": .string("data_size"), "state_class": .string("measurement"),
             "suggested_display_precision": .integer(1), "entity_category": .string("diagnostic"),
         ])
-        // A timestamp sensor: "None" before the first event ever.
+        // A timestamp sensor on a topic of its own, published once there is an event:
+        // Home Assistant has no "unknown" for a timestamp in a state message.
         add("sensor", "last_event", "Last event", [
-            "state_topic": state, "value_template": .string("{{ value_json.last_event_at }}"),
-            "device_class": .string("timestamp"), "icon": .string("mdi:cctv"),
+            "state_topic": .string(topics.lastEvent), "device_class": .string("timestamp"), "icon": .string("mdi:cctv"),
         ])
         add("sensor", "dropped_frames", "Dropped frames", [
             "state_topic": state, "value_template": .string("{{ value_json.dropped_frames }}"),
