@@ -43,6 +43,9 @@ struct CaptureService: Service {
             }
         }
         try? await gracefulShutdown()
+        // The stream first, while the camera still runs: its last HLS segment is finished
+        // to a second (at most 1.5 s more), not cut to the frames of the stop's instant.
+        await onBackgroundThread("kioskcam.stream-stop") { [appliance] in appliance.stream?.stop() }
         appliance.logger.info("stopping capture")
         await onBackgroundThread("kioskcam.capture-stop") { [appliance] in appliance.stopSources() }
     }

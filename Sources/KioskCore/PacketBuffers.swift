@@ -69,6 +69,9 @@ public struct GOPQueue<Payload> {
         return dropped
     }
 
+    /// The oldest packet's facts, without taking it.
+    public var firstInfo: PacketInfo? { head < items.count ? items[head].info : nil }
+
     /// Takes the oldest packet.
     public mutating func popFirst() -> (info: PacketInfo, payload: Payload)? {
         guard head < items.count else { return nil }

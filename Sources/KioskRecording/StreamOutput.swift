@@ -32,6 +32,8 @@ public final class StreamOutput: PacketOutput, Sendable {
         var published: Status
         var running = false
         var stopRequested = false
+        /// Until when a stop may still finish the segment going on (`minimumTail`).
+        var tailDeadline: Date?
         var videoParameters: StreamParameters?
         var audioParameters: StreamParameters?
         /// Cancels the open writer's blocking network call (`stop()` after its grace time).
@@ -117,12 +119,14 @@ public final class StreamOutput: PacketOutput, Sendable {
         let wasRunning = shared.withLock { shared -> Bool in
             guard shared.running, !shared.stopRequested else { return false }
             shared.stopRequested = true
+            shared.tailDeadline = Date(timeIntervalSinceNow: Self.tailSeconds)
             return true
         }
         guard wasRunning else { return }
         shared.wakeWaiters()
-        // A graceful end first (an HLS playlist gets its last entries); a network call
-        // that does not return in time is cancelled.
+        // A graceful end first (the segment going on is finished to at least
+        // `minimumTail`, and an HLS playlist gets its last entries); a network call that
+        // does not return in time is cancelled.
         if !thread.wait(timeout: 3) {
             shared.withLock { $0.cancelWriter }?()
             thread.wait()
@@ -144,7 +148,7 @@ public final class StreamOutput: PacketOutput, Sendable {
         let info = PacketInfo(media: packet.media == .video ? .video : .audio, time: packet.time,
                               isKeyframe: packet.isKeyframe, byteCount: packet.byteCount)
         let queued = shared.withLock { shared -> Bool in
-            guard shared.running, !shared.stopRequested else { return false }
+            guard shared.running, !shared.stopRequested || Self.tailOpen(shared) else { return false }
             if packet.media == .video { shared.videoParameters = parameters } else { shared.audioParameters = parameters }
             shared.queue.append(info, (packet, parameters))
             return true
@@ -189,7 +193,7 @@ public final class StreamOutput: PacketOutput, Sendable {
                     if clock.now().seconds(since: wentLive) >= 10 { backoff = 1 }
                 }
                 try writer.write(first)
-                try pump(writer)
+                try pump(writer, from: first)
                 writer.finish()
                 shared.withLock { $0.cancelWriter = nil }
             } catch {
@@ -225,9 +229,25 @@ public final class StreamOutput: PacketOutput, Sendable {
         }
     }
 
-    /// Sends packets until stopped; throws when the destination fails.
-    private func pump(_ writer: PacketStreamWriter) throws(MediaError) {
-        while let (packet, parameters) = nextPacket() {
+    /// A stop lets the segment going on reach this long past its keyframe (an HLS
+    /// player's last segment is not a single frame), never into a new segment.
+    static let minimumTail = 1.0
+    /// And waits for that at most this long.
+    static let tailSeconds = 1.5
+
+    private static func tailOpen(_ shared: Shared) -> Bool {
+        shared.tailDeadline.map { Date() < $0 } ?? false
+    }
+
+    /// Sends packets until stopped (and the tail is written); throws when the destination fails.
+    private func pump(_ writer: PacketStreamWriter, from first: EncodedPacket) throws(MediaError) {
+        var lastKeyframe = first.time
+        var lastWritten = first.time
+        while let (packet, parameters) = nextPacket(tailDone: lastWritten.seconds(since: lastKeyframe) >= Self.minimumTail) {
+            if packet.media == .video {
+                lastWritten = packet.time
+                if packet.isKeyframe { lastKeyframe = packet.time }
+            }
             if packet.media == .video, let video = shared.withLock({ $0.videoParameters }), !parameters.sameSetup(as: video) {
                 throw MediaError(.muxer, operation: "stream", detail: "the camera's format changed; starting the stream again")
             }
@@ -237,13 +257,18 @@ public final class StreamOutput: PacketOutput, Sendable {
         }
     }
 
-    /// The next queued packet, waiting for one; nil once stopping.
-    private func nextPacket() -> (EncodedPacket, StreamParameters)? {
+    /// The next queued packet, waiting for one; nil once stopping and the tail is done
+    /// (`tailDone`, its time is up, or the next packet would begin a new GOP).
+    private func nextPacket(tailDone: Bool) -> (EncodedPacket, StreamParameters)? {
         while true {
             // nil: none yet, look again; .some(nil): stopping.
-            let next = shared.withLock(waitingUntil: { $0.stopRequested || !$0.queue.isEmpty },
+            let next = shared.withLock(waitingUntil: { !$0.queue.isEmpty || ($0.stopRequested && (tailDone || !Self.tailOpen($0))) },
                                        deadline: Date(timeIntervalSinceNow: 0.5)) { shared -> (EncodedPacket, StreamParameters)?? in
-                if shared.stopRequested { return .some(nil) }
+                if shared.stopRequested {
+                    guard !tailDone, Self.tailOpen(shared) else { return .some(nil) }
+                    guard let head = shared.queue.firstInfo else { return nil }
+                    if head.startsGOP { return .some(nil) }
+                }
                 return shared.queue.popFirst().map { .some($0.payload) }
             }
             if let next { return next }

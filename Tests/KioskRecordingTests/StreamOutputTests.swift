@@ -80,6 +80,13 @@ final class StreamOutputTests: XCTestCase {
         XCTAssertEqual(probe.video?.codec_name, "h264")
         XCTAssertEqual(probe.audio?.codec_name, "aac")
         XCTAssertGreaterThan(probe.video?.frameCount ?? 0, 60)
+        // The stop finished the segment going on to about a second (here, to the next
+        // keyframe a second on), instead of cutting it to the frames of the instant.
+        let playlistText = try String(contentsOfFile: playlist, encoding: .utf8)
+        let durations = playlistText.split(separator: "\n").filter { $0.hasPrefix("#EXTINF:") }
+            .compactMap { Double($0.dropFirst(8).split(separator: ",").first ?? "") }
+        XCTAssertTrue(playlistText.contains("#EXT-X-ENDLIST"), playlistText)
+        XCTAssertGreaterThanOrEqual(durations.last ?? 0, 0.9, "the last segment: \(playlistText)")
     }
 
     /// RTMP to a real receiver (the `ffmpeg` CLI listening), then the receiver goes away
