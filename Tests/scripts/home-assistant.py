@@ -6,8 +6,8 @@ Usage: home-assistant.py KIOSKCAM_BINARY   (run with .build-tools/homeassistant/
 
 Home Assistant is onboarded and given its MQTT integration over its REST API, as a user
 does it in the browser. Then: every entity KioskCam announces appears, with the device's
-name, link and serial; the recording switch and the snapshot button act; the camera shows
-a still without a press (the still interval); a manual event turns "Event clip" on and
+name, link and serial; the recording and stream switches and the snapshot button act;
+the camera shows a still without a press (the still interval); a manual event turns "Event clip" on and
 "Motion" not, fires the device trigger an automation listens to, and sets "Last event" to
 a timestamp; a restart keeps "Last event" and "Events today"; a clean stop makes every
 entity unavailable; a restart without `[events]` removes the event entities; Home
@@ -16,6 +16,7 @@ password, streams live video (HLS out of Home Assistant, probed with ffprobe); a
 Assistant's log has no warning or error about any of it. Prints PASS/FAIL per check
 and, last, "N passed, M failed"; exits 1 on any failure.
 """
+from daemon_config import base_config
 import json, os, re, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.error, urllib.parse, urllib.request
 
 BINARY = sys.argv[1]
@@ -131,23 +132,10 @@ def main():
 
         def write_config(events=True):
             with open(config, "w") as f:
-                f.write(f"""[storage]
-media_root = "{folder}/media"
-[camera]
-source = "test"
-size = "320x240"
-[microphone]
-source = "tone"
-[encoder]
-preset = "ultrafast"
-[screen]
-framebuffer = "memory"
-[control]
-state_directory = "{folder}/state"
-socket = "{folder}/control.sock"
-socket_group = ""
-[web]
+                f.write(base_config(folder) + f"""[web]
 listen = "127.0.0.1:{web_port}"
+[stream]
+url = "{folder}/hls"
 [rtsp]
 enabled = true
 listen = "127.0.0.1:{rtsp_port}"
@@ -243,7 +231,7 @@ logger:
         check("the MQTT integration is set up", code == 200 and entry.get("type") == "create_entry", entry)
 
         expected = {
-            "switch": ["recording"], "button": ["snapshot"], "camera": ["camera"],
+            "switch": ["recording", "stream"], "button": ["snapshot"], "camera": ["camera"],
             "sensor": ["free_space", "last_event", "dropped_frames", "events_today"],
             "binary_sensor": ["camera_problem", "microphone_problem", "default_pin", "motion", "event_in_progress"],
         }
@@ -257,7 +245,7 @@ logger:
         missing = [e for e in wanted if e not in states or states[e]["state"] == "unavailable"]
         check(f"all {len(wanted)} entities appear, available", not missing, f"missing or unavailable: {missing}; have {sorted(states)}")
         extra = sorted(set(states) - set(wanted))
-        check("no entity beyond those (no stream switch without [stream])", not extra, extra)
+        check("no entity beyond those", not extra, extra)
 
         # The device: its name, link (the web app) and serial.
         device = ha.template(f"{{{{ device_attr('switch.{prefix}recording', 'name') }}}}|"
@@ -307,6 +295,17 @@ logger:
                                                          and json.loads(kioskcam("status", "--json").stdout).get("state") == "idle"))
         videos = [p for _, _, files in os.walk(os.path.join(folder, "media", "video")) for p in files if p.endswith(".mp4")]
         check("the recording is in the library", len(videos) == 1, videos)
+
+        # The stream switch: off stops the [stream] output (its playlist ends), on starts it.
+        playlist = os.path.join(folder, "hls", "index.m3u8")
+        check("the stream switch is on (the [stream] output runs)", wait_for(15, lambda: state(f"switch.{prefix}stream") == "on"
+                                                                           and os.path.exists(playlist)))
+        ha.request("POST", "/api/services/switch/turn_off", {"entity_id": f"switch.{prefix}stream"})
+        check("the stream switch stops the stream", wait_for(15, lambda: state(f"switch.{prefix}stream") == "off"
+                                                             and "#EXT-X-ENDLIST" in open(playlist).read()))
+        ha.request("POST", "/api/services/switch/turn_on", {"entity_id": f"switch.{prefix}stream"})
+        check("the stream switch starts it again", wait_for(15, lambda: state(f"switch.{prefix}stream") == "on"
+                                                            and "#EXT-X-ENDLIST" not in open(playlist).read()))
 
         # A device trigger: an automation made as the automation editor makes it.
         device_ha_id = ha.template(f"{{{{ device_id('switch.{prefix}recording') }}}}")

@@ -39,6 +39,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from daemon_config import base_config
 import time
 import traceback
 
@@ -109,22 +110,7 @@ def free_port():
 def write_config(tmp, port):
     path = os.path.join(tmp, "kioskcam.toml")
     with open(path, "w") as f:
-        f.write(f"""[storage]
-media_root = "{tmp}/media"
-[camera]
-source = "test"
-size = "{CAMERA[0]}x{CAMERA[1]}"
-[microphone]
-source = "tone"
-[encoder]
-preset = "ultrafast"
-[screen]
-framebuffer = "memory"
-[control]
-state_directory = "{tmp}/state"
-socket = "{tmp}/control.sock"
-socket_group = ""
-[web]
+        f.write(base_config(tmp, f"{CAMERA[0]}x{CAMERA[1]}") + f"""[web]
 listen = "127.0.0.1:{port}"
 """)
     return path

@@ -10,6 +10,7 @@ while a recording runs. After each, the daemon must still answer, and the record
 made during the run must be whole. Prints PASS/FAIL per check and, last,
 "N passed, M failed"; exits 1 on any failure.
 """
+from daemon_config import base_config
 import base64, http.client, json, os, resource, shutil, signal, socket, ssl, struct, subprocess, sys, tempfile, time
 
 BINARY = sys.argv[1]
@@ -73,22 +74,7 @@ def main():
     port = free_port()
     config = os.path.join(folder, "kioskcam.toml")
     with open(config, "w") as f:
-        f.write(f"""[storage]
-media_root = "{folder}/media"
-[camera]
-source = "test"
-size = "320x240"
-[microphone]
-source = "tone"
-[encoder]
-preset = "ultrafast"
-[screen]
-framebuffer = "memory"
-[control]
-state_directory = "{folder}/state"
-socket = "{folder}/control.sock"
-socket_group = ""
-[web]
+        f.write(base_config(folder) + f"""[web]
 listen = "127.0.0.1:{port}"
 max_connections = 16
 idle_timeout_seconds = 5
