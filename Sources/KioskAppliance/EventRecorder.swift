@@ -102,12 +102,13 @@ public final class EventRecorder: @unchecked Sendable {
     /// make Home Assistant's "last event" unknown or "events today" zero.
     private func seedStatusFromTheLog() {
         let today = LocalTimestamp(Date(timeIntervalSince1970: wallClock())).dateStamp
-        let days = log.days()
         statusDay = today
-        if days.last == today { status.eventsToday = log.listing(day: today).events.count }
-        // The newest day with a readable event (a day's log may hold only torn lines).
-        for day in days.reversed().prefix(7) {
-            if let last = log.listing(day: day).events.last {
+        // The newest day with a readable event (a day's log may hold only torn lines);
+        // each log is read once, today's (the newest, when there is one) giving the count.
+        for day in log.days().reversed().prefix(7) {
+            let events = log.listing(day: day).events
+            if day == today { status.eventsToday = events.count }
+            if let last = events.last {
                 status.lastEvent = last.id
                 status.lastEventStart = last.start
                 break
