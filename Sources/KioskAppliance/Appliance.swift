@@ -72,6 +72,10 @@ public final class Appliance: Sendable {
     public let graph: MediaGraph
     /// Digital zoom in front of the graph, for cameras without a zoom control.
     public let digitalZoom: DigitalZoomStage
+    /// The privacy masks in front of digital zoom (`[privacy]`), nil without masks.
+    public let privacy: PrivacyStage?
+    /// The overlay's changing fields (`{event}`), set while a clip records.
+    public let overlayFields: OverlayFields
     /// The live stream of the one encode (`[stream] url`), nil when none is configured.
     public let stream: StreamOutput?
     /// The web app's live view: the one encode as fMP4 fragments to each viewer.
@@ -143,6 +147,14 @@ public final class Appliance: Sendable {
         }
         var settings = RecorderSettings(configuration, video: camera.format, audio: microphone?.format, version: version)
         if let deviceID { settings.metadata["device_id"] = deviceID }
+        overlayFields = OverlayFields.configured(configuration, deviceID: deviceID)
+        settings.overlay = OverlaySpec.configured(configuration, fields: overlayFields)
+        let privacyMask: PrivacyMask
+        switch PrivacyMask.configured(configuration) {
+        case .success(let mask): privacyMask = mask
+        case .failure(let error):
+            throw ApplianceError("privacy.mask_png: \(error); fix the file, or set privacy.mask_png = \"\" to go without it")
+        }
         let current = currentConfiguration
         storage = StorageGuard(configuration: { current.withLock { $0 } }, logger: logger)
         settings.storageCheck = storage.check
@@ -152,6 +164,8 @@ public final class Appliance: Sendable {
                            clock: SystemClock(), logger: logger, onEvent: { relay.forward($0) })
         owner = RecordingOwner(video: graph.video, audio: graph.audio)
         digitalZoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
+        privacy = privacyMask.isEmpty ? nil : PrivacyStage(downstream: digitalZoom, mask: privacyMask,
+                                                             orientation: configuration.camera.orientation)
         stream = SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
         if let stream { graph.encoder.add(stream) }
         let encoder = graph.encoder
@@ -176,7 +190,7 @@ public final class Appliance: Sendable {
             let cameraRate = max(1, video.input.framesPerSecond)
             let rate = configuration.rtsp.substreamFramesPerSecond == 0 ? cameraRate : min(cameraRate, configuration.rtsp.substreamFramesPerSecond)
             let substream = SubstreamBranch(settings: video, size: size, framesPerSecond: rate, bitrate: configuration.rtsp.substreamBitrate,
-                                            clock: SystemClock(), logger: logger)
+                                            overlay: settings.overlay, clock: SystemClock(), logger: logger)
             graph.hub.add(substream)
             self.substream = substream
         } else {
@@ -298,7 +312,7 @@ public final class Appliance: Sendable {
     public func startSources() throws {
         guard state.withLock({ !$0.sourcesRunning }) else { return }
         if let camera {
-            do { try camera.start(into: digitalZoom) } catch { throw ApplianceError("camera \(camera.name): \(error)") }
+            do { try camera.start(into: privacy ?? digitalZoom) } catch { throw ApplianceError("camera \(camera.name): \(error)") }
         }
         if let microphone {
             do {

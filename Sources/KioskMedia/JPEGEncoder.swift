@@ -55,9 +55,11 @@ public final class JPEGEncoder {
     }
 
     /// Encodes one tightly packed frame.
+    /// - Parameter drawing: Writes into the converted picture before it is turned (the
+    ///   overlay, drawn in the camera's orientation as in the recording).
     /// - Returns: The JPEG file's bytes.
     /// - Throws: `MediaError` if the frame is short or the encoder fails.
-    public func encode(_ pixels: UnsafeRawBufferPointer) throws(MediaError) -> [UInt8] {
+    public func encode(_ pixels: UnsafeRawBufferPointer, drawing: ((PicturePlanes) -> Void)? = nil) throws(MediaError) -> [UInt8] {
         guard let base = pixels.baseAddress, pixels.count >= input.frameByteCount else {
             throw MediaError(.invalidInput, operation: "encode JPEG", detail: "frame has \(pixels.count) bytes, \(input) needs \(input.frameByteCount)")
         }
@@ -65,9 +67,11 @@ public final class JPEGEncoder {
         try check(av_frame_make_writable(picture), .encoderRejectedSettings, "prepare JPEG frame")
         if let unturned {
             converter.convert(base, into: unturned.pointer)
+            if let drawing, let planes = PicturePlanes(frame: unturned.pointer) { drawing(planes) }
             try turn(unturned.pointer, into: picture)
         } else {
             converter.convert(base, into: picture)
+            if let drawing, let planes = PicturePlanes(frame: picture) { drawing(planes) }
         }
         picture.pointee.pts = nextPTS
         nextPTS += 1

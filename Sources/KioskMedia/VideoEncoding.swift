@@ -26,8 +26,20 @@ public protocol VideoEncoding: AnyObject {
     ///   - forceKeyframe: Start a GOP (an IDR) with this frame.
     ///   - emit: Gets every packet that is ready (the encoder may hold some back).
     func encode(_ frame: VideoFrame, forceKeyframe: Bool, emit: (EncodedPacket) -> Void) throws(MediaError)
+    /// Encodes a frame after `drawing` wrote into the encoder's own copy of it (the
+    /// overlay): the shared frame is never written, so it is always converted or copied.
+    func encode(_ frame: VideoFrame, forceKeyframe: Bool, drawing: (PicturePlanes) -> Void,
+                emit: (EncodedPacket) -> Void) throws(MediaError)
     /// Drains what the encoder holds back (end of input).
     func flush(emit: (EncodedPacket) -> Void) throws(MediaError)
+}
+
+extension VideoEncoding {
+    /// An encoder that reads no pixels (the stand-in) has nothing to draw into.
+    public func encode(_ frame: VideoFrame, forceKeyframe: Bool, drawing: (PicturePlanes) -> Void,
+                       emit: (EncodedPacket) -> Void) throws(MediaError) {
+        try encode(frame, forceKeyframe: forceKeyframe, emit: emit)
+    }
 }
 
 /// Opening encoders by name.
@@ -204,6 +216,19 @@ public final class LibavVideoEncoder: VideoEncoding {
         }
     }
 
+    public func encode(_ frame: VideoFrame, forceKeyframe: Bool, drawing: (PicturePlanes) -> Void,
+                       emit: (EncodedPacket) -> Void) throws(MediaError) {
+        guard frame.buffer.byteCount >= frame.format.frameByteCount else {
+            throw MediaError(.invalidInput, operation: "encode video frame",
+                             detail: "frame has \(frame.buffer.byteCount) bytes, \(frame.format) needs \(frame.format.frameByteCount)")
+        }
+        let pts = nextPTS(frame.timestamp)
+        try withoutActuallyEscaping(drawing) { drawing throws(MediaError) in
+            try encodeConverted(frame.buffer.bytes, format: frame.format, pts: pts, forceKeyframe: forceKeyframe,
+                                drawing: drawing, emit: emit)
+        }
+    }
+
     /// Encodes a frame in memory the caller keeps only for the call: always converted or
     /// copied into the encoder's own picture, never referenced.
     public func encode(copying pixels: UnsafeRawBufferPointer, format: VideoFormat, time: MonotonicInstant, forceKeyframe: Bool,
@@ -265,7 +290,7 @@ public final class LibavVideoEncoder: VideoEncoding {
     }
 
     private func encodeConverted(_ pixels: UnsafeRawBufferPointer, format: VideoFormat, pts: Int64, forceKeyframe: Bool,
-                                 emit: (EncodedPacket) -> Void) throws(MediaError) {
+                                 drawing: ((PicturePlanes) -> Void)? = nil, emit: (EncodedPacket) -> Void) throws(MediaError) {
         guard let base = pixels.baseAddress else { return }
         if converter?.source != format {
             // RGB sources (the screen, RGB cameras): chroma from every pixel with swscale's SIMD
@@ -281,6 +306,7 @@ public final class LibavVideoEncoder: VideoEncoding {
         if format.pixelFormat.directFormat == encoderFormat && format.size == settings.input.size {
             MediaStatistics.shared.countCopy(bytes: format.frameByteCount)
         }
+        if let drawing, let planes = PicturePlanes(frame: picture) { drawing(planes) }
         try send(picture, pts: pts, forceKeyframe: forceKeyframe, emit: emit)
     }
 

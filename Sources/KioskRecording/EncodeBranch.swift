@@ -43,6 +43,8 @@ public protocol PacketOutput: AnyObject, Sendable {
 public final class EncodeBranch: CaptureBranch, Sendable {
     public let videoSettings: VideoTrackSettings?
     public let audioSettings: AudioTrackSettings?
+    /// The text burned into every picture before it is encoded; nil for none.
+    public let overlay: OverlaySpec?
     private let queue: CaptureQueue
     private let clock: MonotonicClock
     private let logger: Logger
@@ -66,10 +68,12 @@ public final class EncodeBranch: CaptureBranch, Sendable {
     ///   - audio: How to encode sound; nil for none.
     ///   - overflow: `.dropOldest` for live capture, `.block` for a file replayed fast.
     ///   - threadName: The encoder thread's name (the RTSP sub-stream has one of its own).
+    ///   - overlay: Text drawn into the encoder's copy of each frame (`[overlay]`).
     public init(video: VideoTrackSettings?, audio: AudioTrackSettings?, overflow: CaptureQueue.OverflowPolicy,
-                clock: MonotonicClock, logger: Logger, threadName: String = "kioskcam.encoder") {
+                clock: MonotonicClock, logger: Logger, threadName: String = "kioskcam.encoder", overlay: OverlaySpec? = nil) {
         videoSettings = video
         audioSettings = audio
+        self.overlay = overlay
         self.clock = clock
         self.logger = logger
         // ~0.25 s of video at 30 fps, ~1 s of 20 ms audio chunks.
@@ -133,8 +137,12 @@ public final class EncodeBranch: CaptureBranch, Sendable {
         var audioEndSent = false
         /// Video encoders opened so far (a format change or a failure opens another).
         var videoEncodersOpened = 0
+        let overlay: OverlayStamp?
 
-        init(branch: EncodeBranch) { self.branch = branch }
+        init(branch: EncodeBranch) {
+            self.branch = branch
+            overlay = branch.overlay?.makeStamp()
+        }
 
         var queue: CaptureQueue { branch.queue }
         var clock: MonotonicClock { branch.clock }
@@ -223,7 +231,14 @@ extension EncodeBranch.EncoderThread {
             return true
         }
         do {
-            try encoder.encode(frame, forceKeyframe: force) { packet in distribute(packet, encoder.parameters, outputs) }
+            if let overlay {
+                let capturedAt = WallClock.unixSeconds(of: frame.timestamp, clock: clock)
+                try encoder.encode(frame, forceKeyframe: force,
+                                   drawing: { overlay.draw(into: $0, unixSeconds: capturedAt, frame: frame.sequence) },
+                                   emit: { packet in distribute(packet, encoder.parameters, outputs) })
+            } else {
+                try encoder.encode(frame, forceKeyframe: force) { packet in distribute(packet, encoder.parameters, outputs) }
+            }
         } catch {
             logger.error("video encoder \(encoder.name) failed: \(error)")
             videoEncoder = nil

@@ -29,7 +29,8 @@ public final class MediaGraph: CaptureSink, Sendable {
     public init(settings: RecorderSettings, previewFramesPerSecond: Int, lumaFramesPerSecond: Int = 8,
                 clock: MonotonicClock, logger: Logger,
                 onEvent: @escaping @Sendable (RecorderEvent) -> Void) {
-        let encoder = EncodeBranch(video: settings.video, audio: settings.audio, overflow: .dropOldest, clock: clock, logger: logger)
+        let encoder = EncodeBranch(video: settings.video, audio: settings.audio, overflow: .dropOldest, clock: clock, logger: logger,
+                                   overlay: settings.overlay)
         self.encoder = encoder
         // The encoder holds its outputs, so an output refers to the encoder weakly (a
         // cycle here leaked the whole graph when it was let go; AddressSanitizer found it).
@@ -45,7 +46,7 @@ public final class MediaGraph: CaptureSink, Sendable {
         }
         stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality,
                              orientation: settings.video?.orientation ?? .upright, deviceID: settings.metadata["device_id"],
-                             software: settings.metadata["encoder"], clock: clock,
+                             software: settings.metadata["encoder"], overlay: settings.overlay, clock: clock,
                              logger: logger, onSaved: { onEvent(.snapshotSaved(path: $0)) })
         preview = PreviewBranch(framesPerSecond: previewFramesPerSecond)
         luma = LumaBranch(framesPerSecond: lumaFramesPerSecond)

@@ -28,6 +28,10 @@ public struct RecorderSettings: Sendable {
     /// thread: it must answer at once from its last measurement — see `StorageGuard` —
     /// because frames queue up while it works).
     public var storageCheck: (@Sendable (_ recording: Bool) -> StorageVerdict)?
+    /// The text burned into every encoded picture and still (`[overlay]`); nil for none.
+    public var overlay: OverlaySpec?
+    /// Areas blacked out of every frame (`[privacy]`).
+    public var privacy = PrivacyMask()
 
     public init(layout: LibraryLayout, video: VideoTrackSettings?, audio: AudioTrackSettings?,
                 segmentPolicy: SegmentPolicy = SegmentPolicy(), syncInterval: Double = 2,
@@ -91,6 +95,8 @@ public final class Recorder: CaptureSink, Sendable {
     public let encoder: EncodeBranch
     public let output: RecordingOutput
     public let stills: StillBranch
+    /// Where frames enter: the privacy masks, when there are any, else the hub.
+    private let entry: CaptureSink
     private let onEvent: @Sendable (RecorderEvent) -> Void
 
     /// - Parameters:
@@ -103,15 +109,18 @@ public final class Recorder: CaptureSink, Sendable {
                 onEvent: @escaping @Sendable (RecorderEvent) -> Void = { _ in }) {
         self.settings = settings
         self.onEvent = onEvent
-        let encoder = EncodeBranch(video: settings.video, audio: settings.audio, overflow: overflow, clock: clock, logger: logger)
+        let encoder = EncodeBranch(video: settings.video, audio: settings.audio, overflow: overflow, clock: clock, logger: logger,
+                                   overlay: settings.overlay)
         self.encoder = encoder
+        entry = settings.privacy.isEmpty ? hub
+            : PrivacyStage(downstream: hub, mask: settings.privacy, orientation: settings.video?.orientation ?? .upright)
         // Weak: the encoder holds its outputs (a cycle leaked the graph; AddressSanitizer found it).
         output = RecordingOutput(kind: settings.video == nil ? .audio : videoKind, settings: settings, clock: clock, logger: logger,
                                  blocksWhenFull: overflow == .block, requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) },
                                  onEvent: onEvent)
         stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality,
                              orientation: settings.video?.orientation ?? .upright, deviceID: settings.metadata["device_id"],
-                             software: settings.metadata["encoder"], clock: clock,
+                             software: settings.metadata["encoder"], overlay: settings.overlay, clock: clock,
                              logger: logger, onSaved: { onEvent(.snapshotSaved(path: $0)) })
         encoder.add(output)
         hub.add(encoder)
@@ -163,7 +172,7 @@ public final class Recorder: CaptureSink, Sendable {
 
     // MARK: CaptureSink (capture threads)
 
-    public func deliver(_ frame: VideoFrame) { hub.deliver(frame) }
+    public func deliver(_ frame: VideoFrame) { entry.deliver(frame) }
     public func deliver(_ chunk: AudioChunk) { hub.deliver(chunk) }
     public func videoSourceEnded(_ name: String, _ end: SourceEnd) {
         hub.videoSourceEnded(name, end)

@@ -20,6 +20,8 @@ public final class StillBranch: CaptureBranch, Sendable {
     /// Written into each still's EXIF with the time it was taken.
     private let deviceID: String?
     private let software: String?
+    /// The overlay, drawn by the stills' queue (its stamp lives beside the JPEG encoder).
+    private let overlay: OverlaySpec?
     private let logger: Logger
     private let onSaved: @Sendable (String) -> Void
     private let queue = DispatchQueue(label: "kioskcam.stills", qos: .userInitiated)
@@ -32,7 +34,7 @@ public final class StillBranch: CaptureBranch, Sendable {
     }
     private let state = Locked(State())
     /// Used on `queue` only, so its lock is never contended; kept for the next still.
-    private let encoder = Locked<JPEGEncoder?>(nil)
+    private let encoder = Locked<(jpeg: JPEGEncoder?, overlay: OverlayStamp?)>((nil, nil))
 
     private struct Waiter {
         var id: Int
@@ -51,13 +53,14 @@ public final class StillBranch: CaptureBranch, Sendable {
     ///   - deviceID: The device id for each still's EXIF; `software` its writer ("kioskcam 1.4.0").
     ///   - onSaved: Told each saved still's library path.
     public init(files: LibraryFiles, quality: Int, orientation: PictureOrientation = .upright, deviceID: String? = nil,
-                software: String? = nil, clock: MonotonicClock, logger: Logger,
+                software: String? = nil, overlay: OverlaySpec? = nil, clock: MonotonicClock, logger: Logger,
                 onSaved: @escaping @Sendable (String) -> Void = { _ in }) {
         self.files = files
         self.quality = quality
         self.orientation = orientation
         self.deviceID = deviceID
         self.software = software
+        self.overlay = overlay
         self.clock = clock
         self.logger = logger
         self.onSaved = onSaved
@@ -165,15 +168,20 @@ public final class StillBranch: CaptureBranch, Sendable {
 
     private func jpegBytes(_ frame: VideoFrame) throws -> [UInt8] {
         let quality = quality, orientation = orientation
+        let capturedAt = WallClock.unixSeconds(of: frame.timestamp, clock: clock)
+        let overlay = overlay
         return try encoder.withLock { cached -> [UInt8] in
             let encoder: JPEGEncoder
-            if let existing = cached, existing.input == frame.format {
+            if let existing = cached.jpeg, existing.input == frame.format {
                 encoder = existing
             } else {
                 encoder = try JPEGEncoder(input: frame.format, quality: quality, orientation: orientation)
-                cached = encoder
+                cached.jpeg = encoder
             }
-            return try encoder.encode(frame.buffer.bytes)
+            guard let overlay else { return try encoder.encode(frame.buffer.bytes) }
+            let stamp = cached.overlay ?? overlay.makeStamp()
+            cached.overlay = stamp
+            return try encoder.encode(frame.buffer.bytes) { stamp.draw(into: $0, unixSeconds: capturedAt, frame: frame.sequence) }
         }
     }
 

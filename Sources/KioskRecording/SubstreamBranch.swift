@@ -19,20 +19,25 @@ public final class SubstreamBranch: CaptureBranch, Sendable {
         var pool: BufferPool?
         var nextDue: MonotonicInstant?
         var dropped = 0
+        /// The overlay, drawn into the scaled frame (ours until it is handed on).
+        var overlay: OverlayStamp?
     }
     // Used on the camera thread only, so its lock is never contended.
     private let scaling = Locked(Scaling())
     private let logger: Logger
+    private let clock: MonotonicClock
 
     /// - Parameters:
     ///   - settings: The main encode's settings: codec, preset and orientation are kept;
     ///     size, rate and bitrate are the sub-stream's.
     ///   - bitrate: Bits a second; nil: the default for the size.
-    public init(settings: VideoTrackSettings, size: FrameSize, framesPerSecond: Int, bitrate: Int?, clock: MonotonicClock,
-                logger: Logger) {
+    public init(settings: VideoTrackSettings, size: FrameSize, framesPerSecond: Int, bitrate: Int?, overlay: OverlaySpec? = nil,
+                clock: MonotonicClock, logger: Logger) {
         self.size = size
         self.framesPerSecond = max(1, framesPerSecond)
         self.logger = logger
+        self.clock = clock
+        scaling.withLock { $0.overlay = overlay?.makeStamp() }
         var sub = settings
         sub.input = VideoFormat(size: size, pixelFormat: .yuv420, framesPerSecond: self.framesPerSecond)
         sub.bitrate = bitrate ?? EncodingPolicy.defaultBitrate(for: size)
@@ -73,6 +78,10 @@ public final class SubstreamBranch: CaptureBranch, Sendable {
                 return nil
             }
             scaler.scale(frame, into: buffer)
+            if let overlay = scaling.overlay,
+               let planes = PicturePlanes(packed: buffer.baseAddress, byteCount: buffer.byteCount, format: scaler.output) {
+                overlay.draw(into: planes, unixSeconds: WallClock.unixSeconds(of: frame.timestamp, clock: clock), frame: frame.sequence)
+            }
             return VideoFrame(buffer: buffer, format: scaler.output, timestamp: frame.timestamp, sequence: frame.sequence)
         }
         guard let scaled else { return }

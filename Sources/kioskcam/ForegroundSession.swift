@@ -19,9 +19,16 @@ struct ForegroundSession {
     private let fileReplay: Bool
     /// Free space and retention, measured and purged on their own thread.
     private let storage: StorageGuard
+    /// `[privacy]`: read before any source opens, so that a bad mask PNG stops the start.
+    private let privacy: PrivacyMask
 
     init(configuration: Configuration, audioOnly: Bool, realtime: Bool, logger: Logger, needsMicrophone: Bool = true) throws {
         self.configuration = configuration
+        switch PrivacyMask.configured(configuration) {
+        case .success(let mask): privacy = mask
+        case .failure(let error):
+            throw CLIError("privacy.mask_png: \(error); fix the file, or set privacy.mask_png = \"\" to go without it")
+        }
         self.audioOnly = audioOnly
         self.realtime = realtime
         self.logger = logger
@@ -35,6 +42,8 @@ struct ForegroundSession {
         var settings = RecorderSettings(configuration, video: camera?.format, audio: microphone?.format,
                                                     version: KioskCam.version)
         settings.storageCheck = storage.check
+        settings.overlay = OverlaySpec.configured(configuration, fields: OverlayFields.configured(configuration, deviceID: nil))
+        settings.privacy = privacy
         return Recorder(settings: settings, clock: SystemClock(), logger: logger,
                         overflow: fileReplay ? .block : .dropOldest, onEvent: { log.record($0) })
     }

@@ -217,6 +217,8 @@ public struct Configuration: Sendable, Equatable {
     public var web = Web()
     public var rtsp = RTSP()
     public var onvif = ONVIF()
+    public var overlay = Overlay()
+    public var privacy = Privacy()
 
     public init() {}
 

@@ -81,7 +81,7 @@ extension Configuration {
     /// these lists and to `rootfs/etc/kioskcam/kioskcam.toml` (a test checks the two agree).
     static var schema: [ConfigKey] {
         captureSchema + eventsSchema + buttonsSchema + touchSchema + screenSchema + lockSchema + controlSchema + mqttSchema + uploadSchema
-            + webSchema + rtspSchema + onvifSchema
+            + webSchema + rtspSchema + onvifSchema + pictureSchema
     }
 
     /// Storage, camera, microphone, encoder, snapshot and logging.

@@ -1,0 +1,78 @@
+import Foundation
+
+/// The fields of the overlay that change while the appliance runs (the event's label),
+/// set by their owner on any thread and read by every painter.
+public final class OverlayFields: Sendable {
+    private let values: Locked<OverlayText.Values>
+
+    public init(deviceName: String, deviceID: String) {
+        values = Locked(OverlayText.Values(deviceName: deviceName, deviceID: deviceID))
+    }
+
+    /// The label `{event}` shows ("" while no clip records).
+    public func setEvent(_ label: String) { values.withLock { $0.event = label } }
+
+    public var current: OverlayText.Values { values.withLock { $0 } }
+}
+
+/// What every overlay of one appliance draws (`[overlay]`): the text, where, how big,
+/// the camera's orientation, the glyphs and the changing fields. Each thread that draws
+/// makes its own `OverlayStamp` from it.
+public struct OverlaySpec: Sendable {
+    public let text: OverlayText
+    public let position: OverlayPosition
+    public let heightFraction: Double
+    public let orientation: PictureOrientation
+    public let fields: OverlayFields
+    public let atlasMaker: GlyphAtlasMaker
+
+    public init(text: OverlayText, position: OverlayPosition, heightFraction: Double, orientation: PictureOrientation,
+                fields: OverlayFields, atlasMaker: @escaping GlyphAtlasMaker) {
+        self.text = text
+        self.position = position
+        self.heightFraction = heightFraction
+        self.orientation = orientation
+        self.fields = fields
+        self.atlasMaker = atlasMaker
+    }
+
+    public func makeStamp() -> OverlayStamp { OverlayStamp(spec: self) }
+}
+
+/// One thread's overlay: a painter per picture size and the text of the current second.
+public final class OverlayStamp {
+    public let spec: OverlaySpec
+    public private(set) var painter: OverlayPainter?
+    private var cached: (second: Int64, values: OverlayText.Values, text: String)?
+    private var failedSize: FrameSize?
+    /// Pictures the text was drawn into.
+    public private(set) var picturesDrawn = 0
+
+    init(spec: OverlaySpec) { self.spec = spec }
+
+    /// Draws the text for a picture captured at `unixSeconds` (wall clock), the camera's
+    /// frame `frame`, into `picture`.
+    public func draw(into picture: PicturePlanes, unixSeconds: Double, frame: Int) {
+        if painter?.sensor != picture.size || painter?.fullRange != picture.fullRange {
+            guard failedSize != picture.size else { return }
+            painter = OverlayPainter(sensor: picture.size, orientation: spec.orientation, position: spec.position,
+                                     heightFraction: spec.heightFraction, fullRange: picture.fullRange, atlasMaker: spec.atlasMaker)
+            failedSize = painter == nil ? picture.size : nil
+        }
+        guard let painter else { return }
+        let second = unixSeconds.isFinite ? Int64(exactly: unixSeconds.rounded(.down)) ?? 0 : 0
+        var values = spec.fields.current
+        values.frame = spec.text.usesFrameNumber ? frame : 0
+        let text: String
+        if let cached, cached.second == second, cached.values == values {
+            text = cached.text
+        } else {
+            let date = Date(timeIntervalSince1970: Double(second))
+            let zone = TimeZone.current
+            text = spec.text.render(unixSeconds: second, utcOffsetSeconds: zone.secondsFromGMT(for: date),
+                                    zoneName: zone.abbreviation(for: date) ?? "UTC", values: values)
+            cached = (second, values, text)
+        }
+        if painter.draw(text, into: picture) { picturesDrawn += 1 }
+    }
+}
