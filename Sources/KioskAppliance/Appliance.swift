@@ -196,7 +196,8 @@ public final class Appliance: Sendable {
         } else {
             substream = nil
         }
-        (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay, logger: logger)
+        (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay,
+                                                             overlayFields: overlayFields, logger: logger)
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, configured: configuration.camera,
                                         logger: logger)
         relay.target = self
@@ -214,7 +215,7 @@ public final class Appliance: Sendable {
     /// pre-event ring and a recording output of their own on the one encode, the luma
     /// branch feeding the motion detector.
     private static func makeEvents(_ configuration: Configuration, settings: RecorderSettings, graph: MediaGraph,
-                                   relay: EventRelay, logger: Logger) -> (EventRecorder?, RecordingOutput?, PreEventRing?) {
+                                   relay: EventRelay, overlayFields: OverlayFields, logger: Logger) -> (EventRecorder?, RecordingOutput?, PreEventRing?) {
         guard configuration.events.mode != .continuous, let video = settings.video else { return (nil, nil, nil) }
         let timing = configuration.events.timing
         let bitrate = video.bitrate + (settings.audio?.bitrate ?? 0)
@@ -244,7 +245,11 @@ public final class Appliance: Sendable {
                                      clock: SystemClock(), logger: logger,
                                      snapshot: { label, done in stills.request(timeout: 5, label: label) { done(try? $0.get()) } },
                                      soundLevel: levels,
-                                     publish: { relay.publish(.event($0)) })
+                                     publish: { message in
+                                         // `{event}` in the overlay: the triggers while the clip records.
+                                         overlayFields.setEvent(message.type == .end ? "" : message.triggers.map(\.rawValue).joined(separator: "+"))
+                                         relay.publish(.event(message))
+                                     })
         graph.luma.subscribe { [weak recorder] frame in recorder?.observe(frame) }
         logger.notice("event clips: \(configuration.events.mode.rawValue) mode, \(String(format: "%g", timing.preSeconds)) s before and \(String(format: "%g", timing.postSeconds)) s after each trigger; triggers: \(([configuration.events.motion ? "motion" : nil, configuration.events.sound ? "sound" : nil, "buttons", "kioskcam event start"] as [String?]).compactMap { $0 }.joined(separator: ", "))")
         return (recorder, output, ring)

@@ -110,6 +110,12 @@ public final class OverlayPainter {
     private var padding: Int { max(2, atlas.cellHeight / 8) & ~1 }
     private var margin: Int { max(2, atlas.cellHeight / 2) & ~1 }
 
+    /// Where the cell of character `column` lies in the picture as shown (for reading the text back).
+    public func shownCellRect(_ column: Int) -> PixelRect {
+        PixelRect(x: shownRect.x + padding + column * atlas.cellWidth, y: shownRect.y + padding, width: atlas.cellWidth,
+                  height: atlas.cellHeight)
+    }
+
     /// Draws `text` into `picture` (planar or semi-planar YUV of this painter's size).
     /// - Returns: False when nothing was drawn: another size or layout, or no room.
     @discardableResult
