@@ -55,6 +55,9 @@ public final class EncodeBranch: CaptureBranch, Sendable {
         var encoderDescription: String?
         var beats: UInt64 = 0
         var stopping = false
+        /// Pictures the overlay was drawn into, and the time it took (benchmark figure).
+        var overlayPictures = 0
+        var overlayNanoseconds: Int64 = 0
     }
     private let shared = Locked(Shared())
     private let thread = ThreadGroup()
@@ -103,6 +106,11 @@ public final class EncodeBranch: CaptureBranch, Sendable {
     /// Frames and chunks dropped because the encoder fell behind.
     public var dropped: CaptureQueue.Counters { queue.snapshot }
 
+    /// Pictures the overlay was drawn into, and the nanoseconds that took on the encoder thread.
+    public var overlayCost: (pictures: Int, nanoseconds: Int64) {
+        shared.withLock { ($0.overlayPictures, $0.overlayNanoseconds) }
+    }
+
     /// "libx264" or "h264_v4l2m2m" once a video encoder opened.
     public var videoEncoderName: String? { shared.withLock { $0.encoderDescription } }
 
@@ -113,6 +121,11 @@ public final class EncodeBranch: CaptureBranch, Sendable {
         queue.close()
         thread.wait(timeout: timeout)
         queue.drain()
+        let cost = overlayCost
+        if cost.pictures > 0, let rate = videoSettings?.input.framesPerSecond {
+            let microseconds = Double(cost.nanoseconds) / Double(cost.pictures) / 1000
+            logger.notice("overlay: \(cost.pictures) pictures, \(String(format: "%.1f", microseconds)) µs each (\(String(format: "%.3f", microseconds * Double(rate) / 1e4)) % of a core at \(rate) fps)")
+        }
     }
 
     // MARK: CaptureBranch (capture threads)
@@ -233,8 +246,17 @@ extension EncodeBranch.EncoderThread {
         do {
             if let overlay {
                 let capturedAt = WallClock.unixSeconds(of: frame.timestamp, clock: clock)
+                let shared = shared, clock = clock
                 try encoder.encode(frame, forceKeyframe: force,
-                                   drawing: { overlay.draw(into: $0, unixSeconds: capturedAt, frame: frame.sequence) },
+                                   drawing: { picture in
+                                       let start = clock.now()
+                                       overlay.draw(into: picture, unixSeconds: capturedAt, frame: frame.sequence)
+                                       let took = clock.now().nanoseconds(since: start)
+                                       shared.withLock {
+                                           $0.overlayPictures += 1
+                                           $0.overlayNanoseconds += took
+                                       }
+                                   },
                                    emit: { packet in distribute(packet, encoder.parameters, outputs) })
             } else {
                 try encoder.encode(frame, forceKeyframe: force) { packet in distribute(packet, encoder.parameters, outputs) }

@@ -210,6 +210,11 @@ final class ConfigurationTests: XCTestCase {
         ("rtsp", "substream_bitrate_kbps", "400"),
         ("onvif", "enabled", "true"),
         ("onvif", "discovery", "false"),
+        ("overlay", "text", "\"%Y-%m-%d %H:%M:%S  {device_name}\""),
+        ("overlay", "position", "\"top-right\""),
+        ("overlay", "size_percent", "6.5"),
+        ("privacy", "masks", "[\"60,0,40,30\", [0, 0.75, 0.25, 0.25]]"),
+        ("privacy", "mask_png", "\"/etc/kioskcam/privacy.png\""),
     ]
 
     /// Sections whose expected values come from parsing the section alone (their own
@@ -309,6 +314,11 @@ final class ConfigurationTests: XCTestCase {
         expected.rtsp.substreamBitrate = 400_000
         expected.onvif.enabled = true
         expected.onvif.discovery = false
+        expected.overlay.text = "%Y-%m-%d %H:%M:%S  {device_name}"
+        expected.overlay.position = .topRight
+        expected.overlay.sizePercent = 6.5
+        expected.privacy.masks = [MotionRegion(x: 0.6, y: 0, width: 0.4, height: 0.3), MotionRegion(x: 0, y: 0.75, width: 0.25, height: 0.25)]
+        expected.privacy.maskPicture = "/etc/kioskcam/privacy.png"
         for section in Self.sectionsCheckedAlone {
             let alone = Self.fullFile.filter { $0.section == section }.map { "\($0.key) = \($0.value)" }
             let parsed = try XCTUnwrap(parse("[\(section)]\n" + alone.joined(separator: "\n") + "\n"))
