@@ -37,3 +37,33 @@ extension PrivacyMask {
         return .success(mask)
     }
 }
+
+/// The overlay and the privacy masks of a configuration drawn on a mid-grey picture as
+/// the recording shows it (upright): `kioskcam config overlay`, for seeing the result
+/// before a camera records it, and the reference the hardware tests compare recordings with.
+public enum PictureMarksPreview {
+    /// A planar 4:2:0 picture (`camera.size`, turned by `camera.rotation`) with the masks
+    /// black and the overlay's text for `unixSeconds` on top, as the encoder draws them.
+    public static func render(_ configuration: Configuration, unixSeconds: Double, deviceID: String = "",
+                              frame: Int = 0) -> Result<(size: FrameSize, pixels: [UInt8]), GreyPicture.PictureError> {
+        let shown = configuration.camera.orientation.turnedSize(configuration.camera.size)
+        let format = VideoFormat(size: shown, pixelFormat: .yuv420, framesPerSecond: configuration.camera.framesPerSecond)
+        var pixels = [UInt8](repeating: 128, count: format.frameByteCount)
+        let mask: PrivacyMask
+        switch PrivacyMask.configured(configuration) {
+        case .success(let configured): mask = configured
+        case .failure(let error): return .failure(error)
+        }
+        let fields = OverlayFields.configured(configuration, deviceID: deviceID)
+        pixels.withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress, let planes = PicturePlanes(packed: base, byteCount: bytes.count, format: format) else { return }
+            mask.plan(for: shown, orientation: .upright).apply(to: planes)
+            if var spec = OverlaySpec.configured(configuration, fields: fields) {
+                spec = OverlaySpec(text: spec.text, position: spec.position, heightFraction: spec.heightFraction, orientation: .upright,
+                                   fields: fields, atlasMaker: spec.atlasMaker)
+                spec.makeStamp().draw(into: planes, unixSeconds: unixSeconds, frame: frame)
+            }
+        }
+        return .success((shown, pixels))
+    }
+}

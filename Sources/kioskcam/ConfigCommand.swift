@@ -3,6 +3,7 @@ import Foundation
 import KioskAppliance
 import KioskCLI
 import KioskCore
+import KioskMedia
 import KioskRecording
 import KioskUpload
 
@@ -11,8 +12,73 @@ struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
         abstract: "Check a configuration file and show the settings in effect.",
-        subcommands: [Check.self]
+        subcommands: [Check.self, Overlay.self]
     )
+
+    /// `kioskcam config overlay`: the overlay and masks as a picture, before any camera records them.
+    struct Overlay: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Draw [overlay] and [privacy] on a grey picture of the camera's size, as recordings will show them.",
+            discussion: "Writes a PNG (or, for a name ending in .yuv, raw planar 4:2:0) of camera.size turned by camera.rotation.")
+
+        @OptionGroup var common: CommonOptions
+
+        @Option(help: "The picture to write: a .png, or a .yuv for raw yuv420p.")
+        var out: String
+
+        @Option(help: "The time to show, in seconds since 1970 (default: now).")
+        var time: Double?
+
+        @Option(help: "The frame number {frame} shows.")
+        var frame = 0
+
+        func run() throws {
+            try runReportingErrors {
+                let c = try common.loadConfiguration()
+                let seconds = time ?? Date().timeIntervalSince1970
+                guard seconds.isFinite, abs(seconds) < 1e11 else { throw CLIError("--time \(seconds) is not a time kioskcam can show", exitCode: 64) }
+                let picture: (size: FrameSize, pixels: [UInt8])
+                switch PictureMarksPreview.render(c, unixSeconds: seconds, frame: frame) {
+                case .success(let rendered): picture = rendered
+                case .failure(let error): throw CLIError("privacy.mask_png: \(error)", exitCode: 78)
+                }
+                let bytes: [UInt8]
+                if out.lowercased().hasSuffix(".yuv") {
+                    bytes = picture.pixels
+                } else {
+                    do throws(MediaError) {
+                        bytes = try PNGEncoder.encode(Self.rgb(picture.pixels, picture.size), size: picture.size)
+                    } catch {
+                        throw CLIError("\(error)")
+                    }
+                }
+                guard FileManager.default.createFile(atPath: out, contents: Data(bytes)) else {
+                    throw CLIError("cannot write \(out): check that its folder exists and is writable", exitCode: 73)
+                }
+                print(out)
+            }
+        }
+
+        /// Planar 4:2:0 (BT.601, limited range) as RGB24, for the PNG.
+        static func rgb(_ yuv: [UInt8], _ size: FrameSize) -> [UInt8] {
+            let width = size.width, height = size.height, chromaWidth = (width + 1) / 2
+            let uPlane = width * height, vPlane = uPlane + chromaWidth * ((height + 1) / 2)
+            var rgb = [UInt8](repeating: 0, count: width * height * 3)
+            func clamp(_ value: Double) -> UInt8 { UInt8(max(0, min(255, value.rounded()))) }
+            for y in 0..<height {
+                for x in 0..<width {
+                    let luma = 1.164 * (Double(yuv[y * width + x]) - 16)
+                    let chroma = (y / 2) * chromaWidth + x / 2
+                    let u = Double(yuv[uPlane + chroma]) - 128, v = Double(yuv[vPlane + chroma]) - 128
+                    let pixel = (y * width + x) * 3
+                    rgb[pixel] = clamp(luma + 1.596 * v)
+                    rgb[pixel + 1] = clamp(luma - 0.392 * u - 0.813 * v)
+                    rgb[pixel + 2] = clamp(luma + 2.017 * u)
+                }
+            }
+            return rgb
+        }
+    }
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Validate the configuration and print the values in effect.")
@@ -41,6 +107,15 @@ struct ConfigCommand: ParsableCommand {
                         throw CLIError("mqtt.ca_file \(ca) cannot be read: put the broker's CA certificate (PEM) there, or set ca_file = \"\" for the system's", exitCode: 78)
                     }
                     print("mqtt.url = \(broker)  topics under \(c.mqtt.topicPrefix)/<device id>/  discovery under \(c.mqtt.discoveryPrefix)/")
+                }
+                if case .failure(let error) = PrivacyMask.configured(c) {
+                    throw CLIError("privacy.mask_png: \(error); fix the file, or set privacy.mask_png = \"\"", exitCode: 78)
+                }
+                if !c.overlay.text.isEmpty || !c.privacy.isEmpty {
+                    let sample = c.overlay.template?.render(unixSeconds: Int64(Date().timeIntervalSince1970), utcOffsetSeconds: TimeZone.current.secondsFromGMT(),
+                                                            zoneName: TimeZone.current.abbreviation() ?? "UTC",
+                                                            values: OverlayFields.configured(c, deviceID: nil).current)
+                    print("overlay: \(sample.map { "\"\($0)\" at \(c.overlay.position.rawValue), \(c.overlay.sizePercent) % high" } ?? "none")  privacy: \(c.privacy.masks.count) rectangle(s)\(c.privacy.maskPicture.map { " and \($0)" } ?? "") (kioskcam config overlay --out preview.png shows them)")
                 }
                 // Keys an admin saved from the web app's Settings page win over the file: say so.
                 let saved = WebSettingsFile.path(stateDirectory: c.control.stateDirectory)

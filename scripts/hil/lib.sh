@@ -364,3 +364,64 @@ EOF
         return 1
     fi
 }
+
+# hil_overlay_checks LABEL KIOSKCAM BASE_CONFIG WORKDIR CAMERA SIZE FPS: records 2 s with an
+# [overlay] (the time, bottom-left) and a [privacy] mask (the top-right of the picture as
+# shown) on a camera mounted a quarter turn, with an HLS stream of the same encode, and
+# takes a still; then reads each back with overlay-check.py against `kioskcam config
+# overlay` references: the mask black, the time the first frame was captured, pixel by pixel.
+hil_overlay_checks() {
+    local label=$1 kioskcam=$2 base=$3 dir=$4 camera_source=$5 size=$6 fps=$7 file still start t
+    rm -rf "$dir"
+    mkdir -p "$dir/hls"
+    local shown="${size#*x}x${size%x*}"   # turned a quarter
+    local camera marks masks
+    camera=$(printf '[camera]\nsize = "%s"\nfps = %s\nrotation = 90' "$size" "$fps")
+    marks=$'[overlay]\ntext = "%H:%M:%S"\nposition = "bottom-left"\nsize_percent = 6'
+    masks=$'[privacy]\nmasks = ["50,0,50,25"]'
+    { cat "$base"; printf '\n%s\n%s\n%s\n[stream]\nurl = "%s"\naudio = false\n' "$camera" "$marks" "$masks" "$dir/hls/index.m3u8"; } >"$dir/full.toml"
+    { cat "$base"; printf '\n%s\n%s\n' "$camera" "$marks"; } >"$dir/overlay-only.toml"
+    { cat "$base"; printf '\n%s\n%s\n' "$camera" "$masks"; } >"$dir/masks-only.toml"
+    if ! file=$("$kioskcam" record --config "$dir/full.toml" --camera "$camera_source" --mic none --duration 2s --root "$dir/media" \
+        2>"$dir/record.log"); then
+        hil_fail "$label: record with [overlay] and [privacy]" "$(tail -n 2 "$dir/record.log" | tr '\n' ' ')"
+        return
+    fi
+    if ! still=$("$kioskcam" snapshot --config "$dir/full.toml" --camera "$camera_source" --root "$dir/media" 2>"$dir/snapshot.log"); then
+        hil_fail "$label: snapshot with [overlay] and [privacy]" "$(tail -n 2 "$dir/snapshot.log" | tr '\n' ' ')"
+        still=
+    fi
+    # A file's name is the local time of its first picture (to the second).
+    local start_of='import os, sys, time; p = sys.argv[1]; print(int(time.mktime(time.strptime(os.path.basename(os.path.dirname(p)) + os.path.basename(p)[:6], "%Y%m%d%H%M%S"))))'
+    start=$(python3 -c "$start_of" "$file")
+    local still_start=$start
+    [[ -n $still ]] && still_start=$(python3 -c "$start_of" "$still")
+    "$kioskcam" config overlay --config "$dir/masks-only.toml" --out "$dir/ref-masks.yuv" >/dev/null
+    local refs=()
+    for ((t = start - 1; t <= still_start + 2; t++)); do refs+=("$t"); done
+    refs+=($((start + 5 * 3600 + 7 * 60)))
+    local pairs=()
+    for t in "${refs[@]}"; do
+        "$kioskcam" config overlay --config "$dir/overlay-only.toml" --time "$t" --out "$dir/ref-$t.yuv" >/dev/null
+        pairs+=("$t:$dir/ref-$t.yuv")
+    done
+    local what source turn when
+    for what in recording stream still; do
+        # HLS (MPEG-TS) has no display matrix: its pictures are the camera's, turned here.
+        turn=null when=$start
+        case $what in
+            recording) source=$file ;;
+            stream) source=$dir/hls/index.m3u8 turn=transpose=clock ;;
+            still) source=$still when=$still_start ;;
+        esac
+        if [[ -z $source ]] || ! ffmpeg -nostdin -v error -i "$source" -frames:v 1 -vf "$turn" -pix_fmt yuv420p -f rawvideo -y "$dir/$what.yuv" \
+            2>"$dir/$what-decode.log"; then
+            hil_fail "$label: decode the $what's first picture" "$(tail -n 1 "$dir/$what-decode.log" 2>/dev/null)"
+            continue
+        fi
+        while IFS=$'\t' read -r verdict name detail; do
+            if [[ $verdict == PASS ]]; then hil_pass "$name"; else hil_fail "$name" "$detail"; fi
+        done <<<"$(python3 "$(dirname "${BASH_SOURCE[0]}")/overlay-check.py" "$label $what" "$dir/$what.yuv" "$shown" "$when" \
+            "$dir/ref-masks.yuv" "${pairs[@]}")"
+    done
+}

@@ -86,6 +86,9 @@ else
     hil_fail "record --camera libcamera" "$(tail -n 3 "$WORK/record.log" | tr '\n' ' ')"
 fi
 
+# --- [overlay] and [privacy] on vimc's pictures, at the size libcamera sets ------------------
+hil_overlay_checks vimc "$KIOSKCAM" "$WORK/kioskcam.toml" "$WORK/overlay" libcamera "${expected:-$SIZE}" "$FPS"
+
 # --- CPU per frame: libcamera (vimc) against V4L2 (vivid), same size and settings ---------
 # The process's user+system CPU seconds (bash `time`) per frame in its file, taken as the
 # difference between a 9 s and a 3 s recording (each the least of two) so that start-up (libraries paged in,
