@@ -14,8 +14,11 @@ const FIELDS = {
   'events.post_seconds': { label: 'Seconds kept after an event', type: 'number', min: 0 },
   'storage.retention_days': { label: 'Keep recordings for (days)', type: 'number', min: 0 },
   'stream.url': { label: 'Stream URL', type: 'text', placeholder: 'rtmp://… (empty: off)' },
+  'overlay.text': { label: 'Text on the picture (date and time: %Y-%m-%d %H:%M:%S; empty: none)', type: 'text', placeholder: '%Y-%m-%d %H:%M:%S  {device_name}' },
+  'overlay.position': { label: 'Where', type: 'select', options: [['top-left', 'Top left'], ['top-right', 'Top right'], ['bottom-left', 'Bottom left'], ['bottom-right', 'Bottom right']] },
+  'privacy.masks': { label: 'Blacked-out areas: [[left, top, width, height], …] as fractions of the picture as shown', type: 'text', placeholder: '[[0.6, 0, 0.4, 0.3]]' },
 };
-const GROUPS = { camera: 'Camera', motion: 'Motion', events: 'Events', storage: 'Storage', stream: 'Stream' };
+const GROUPS = { camera: 'Camera', motion: 'Motion', events: 'Events', storage: 'Storage', stream: 'Stream', overlay: 'Time on the picture', privacy: 'Privacy masks' };
 const MASK_KEY = 'motion.mask';
 
 function say(t) { msg.textContent = t || ''; msg.hidden = !t; }

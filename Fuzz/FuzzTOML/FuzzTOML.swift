@@ -12,6 +12,7 @@ import KioskCore
 func fuzzTOML(_ bytes: UnsafeRawBufferPointer) {
     // The CLI refuses text that is not UTF-8; lossy decoding reaches a superset of that.
     let text = String(decoding: bytes, as: UTF8.self)
+    fuzzOverlayText(text)
     let lineCount = text.unicodeScalars.reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
 
     let document: TOMLDocument
@@ -86,6 +87,36 @@ func derive(_ c: Configuration) {
                      "touch point \(point) off the \(screen) screen")
     }
     _ = EncodingPolicy.keyframeInterval(framesPerSecond: c.camera.framesPerSecond)
+}
+
+/// The same text as an overlay template (`overlay.text`): parsed, rendered at the ends of
+/// time and any offset, and drawn into a small picture at every corner and orientation.
+func fuzzOverlayText(_ text: String) {
+    guard let template = try? OverlayText(text) else { return }
+    let values = OverlayText.Values(deviceName: text, deviceID: "id", frame: Int.max, event: text)
+    var rendered = ""
+    for (seconds, offset) in [(Int64.min, Int.min), (Int64.max, Int.max), (0, 0), (1_795_916_443, 3600), (-1, -1)] {
+        rendered = template.render(unixSeconds: seconds, utcOffsetSeconds: offset, zoneName: "Z", values: values)
+    }
+    let size = FrameSize(width: 64, height: 48)
+    var pixels = [UInt8](repeating: 128, count: PixelFormat.yuv420.frameByteCount(size))
+    pixels.withUnsafeMutableBytes { bytes in
+        guard let base = bytes.baseAddress,
+              let planes = PicturePlanes(packed: base, byteCount: bytes.count,
+                                         format: VideoFormat(size: size, pixelFormat: .yuv420, framesPerSecond: 30)) else { return }
+        for position in OverlayPosition.allCases {
+            for rotation in ScreenRotation.allCases {
+                let painter = OverlayPainter(sensor: size, orientation: PictureOrientation(rotation: rotation), position: position,
+                                             heightFraction: 0.2, atlasMaker: { GlyphAtlas.dots(cellHeight: $0) })
+                painter?.draw(rendered, into: planes)
+                painter?.draw(String(rendered.reversed()), into: planes)
+                if let painter, !painter.sensorRect.isEmpty {
+                    let box = painter.sensorRect.clamped(to: size)
+                    Fuzz.require(box == painter.sensorRect, "the overlay's box \(painter.sensorRect) leaves the \(size) picture")
+                }
+            }
+        }
+    }
 }
 
 /// Writes entries back as TOML in the one form the reader must accept for any value.

@@ -158,6 +158,11 @@ struct ApplianceControlHandler: ControlHandler {
             }
         }
         report.mqtt = mqtt?.status.line
+        report.overlay = appliance.graph.encoder.overlay?.text.template
+        if let privacy = appliance.privacy {
+            report.privacyMaskedPercent = privacy.maskedPercent
+            report.privacyDroppedFrames = privacy.counters.dropped
+        }
         if let stream = appliance.stream?.status {
             report.streamState = stream.state.rawValue
             report.streamDestination = stream.destination

@@ -29,6 +29,11 @@ public struct ConfigurationReload: Sendable, Equatable {
             ("control", old.control != new.control, false),
             ("mqtt", old.mqtt != new.mqtt, false),
             ("upload", old.upload != new.upload, false),
+            ("web", old.web != new.web, false),
+            ("rtsp", old.rtsp != new.rtsp, false),
+            ("onvif", old.onvif != new.onvif, false),
+            ("overlay", old.overlay != new.overlay, false),
+            ("privacy", old.privacy != new.privacy, false),
         ]
         appliedNow = sections.filter { $0.1 && $0.2 }.map(\.0)
         needRestart = sections.filter { $0.1 && !$0.2 }.map(\.0)

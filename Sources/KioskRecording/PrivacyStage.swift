@@ -31,6 +31,14 @@ public final class PrivacyStage: CaptureSink, Sendable {
     /// Frames copied to be masked, and dropped (every block held, or a frame too short).
     public var counters: (copied: Int, dropped: Int) { state.withLock { ($0.copied, $0.dropped) } }
 
+    /// The part of the camera's current picture that is masked, in percent (nil before a frame came).
+    public var maskedPercent: Double? {
+        state.withLock { state in
+            guard let plan = state.plan, plan.size.pixelCount > 0 else { return nil }
+            return (Double(plan.maskedPixels) * 1000 / Double(plan.size.pixelCount)).rounded() / 10
+        }
+    }
+
     public func deliver(_ frame: VideoFrame) {
         let mask = mask, orientation = orientation
         let masked = state.withLock { state -> VideoFrame?? in

@@ -188,7 +188,9 @@ public final class StillBranch: CaptureBranch, Sendable {
     private func save(_ frame: VideoFrame, label: String?) -> Result<String, RecorderError> {
         do {
             let jpeg = try jpegBytes(frame)
-            let now = Date()
+            // The name and EXIF say when the frame was captured (as the overlay does), not
+            // when the JPEG was written: a slow board can take seconds between the two.
+            let now = Date(timeIntervalSince1970: WallClock.unixSeconds(of: frame.timestamp, clock: clock))
             let taken = LocalTimestamp(now)
             let exif = StillExif(taken: taken, utcOffsetMinutes: TimeZone.current.secondsFromGMT(for: now) / 60,
                                  deviceID: deviceID, software: software)

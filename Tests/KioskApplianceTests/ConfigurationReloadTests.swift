@@ -34,9 +34,14 @@ final class ConfigurationReloadTests: XCTestCase {
         new.control.maxClients = 3
         new.mqtt.topicPrefix = "cameras"
         new.upload.maxKbps = 100
+        new.web.maxViewers = 2
+        new.rtsp.enabled = true
+        new.onvif.enabled = true
+        new.overlay.text = "%T"
+        new.privacy.masks = [MotionRegion(x: 0, y: 0, width: 0.5, height: 0.5)]
         let change = ConfigurationReload(from: Configuration(), to: new)
         XCTAssertEqual(change.appliedNow, [])
         XCTAssertEqual(Set(change.needRestart), ["microphone", "encoder", "snapshot", "logging", "touch", "screen", "control",
-                                                 "mqtt", "upload"])
+                                                 "mqtt", "upload", "web", "rtsp", "onvif", "overlay", "privacy"])
     }
 }

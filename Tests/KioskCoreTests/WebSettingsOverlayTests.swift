@@ -34,6 +34,30 @@ final class WebSettingsOverlayTests: XCTestCase {
         XCTAssertEqual(WebSettings.values(of: configuration)["camera.rotation"], .integer(90), "GET shows what was saved")
     }
 
+    /// The overlay and the privacy masks from the settings page: saved, read back, and a
+    /// template with an unknown conversion refused with the list of known ones.
+    func testTheOverlayAndPrivacyMasksFromThePage() throws {
+        var overlay = WebSettingsOverlay()
+        try overlay.take(["overlay.text": .string("%F %T  {device_name}"), "overlay.position": .string("bottom-right"),
+                          "privacy.masks": .array([.array([.number(0.6), .number(0), .number(0.4), .number(0.3)])])],
+                         onTopOf: Configuration())
+        XCTAssertTrue(overlay.toml.contains(#"masks = ["60,0,40,30"]"#), overlay.toml)
+        var configuration = Configuration()
+        try WebSettingsOverlay(toml: overlay.toml, file: "/state/web-settings.toml").apply(to: &configuration, file: "/state/web-settings.toml")
+        XCTAssertEqual(configuration.overlay.text, "%F %T  {device_name}")
+        XCTAssertEqual(configuration.overlay.position, .bottomRight)
+        XCTAssertEqual(configuration.privacy.masks, [MotionRegion(x: 0.6, y: 0, width: 0.4, height: 0.3)])
+        XCTAssertEqual(WebSettings.values(of: configuration)["privacy.masks"],
+                       .array([.array([.number(0.6), .number(0), .number(0.4), .number(0.3)])]), "GET shows what was saved")
+        for (key, value) in [("overlay.text", JSONValue.string("%Q")), ("overlay.position", .string("middle")),
+                             ("privacy.masks", .array([.array([.number(0.6), .number(0), .number(0.5), .number(0.3)])])),
+                             ("privacy.masks", .string("60,0,40,30"))] {
+            XCTAssertThrowsError(try overlay.take([key: value], onTopOf: Configuration()), "\(key) = \(value)") { error in
+                XCTAssertEqual((error as? WebSettingsOverlay.Refusal)?.key, key)
+            }
+        }
+    }
+
     func testALaterChangeKeepsTheEarlierKeys() throws {
         var overlay = WebSettingsOverlay()
         try overlay.take(["camera.rotation": .integer(180)], onTopOf: Configuration())

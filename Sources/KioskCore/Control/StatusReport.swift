@@ -93,6 +93,11 @@ public struct StatusReport: Sendable, Equatable, Codable {
     public var rtspURL: String?
     public var rtspClients: [RTSPClientStatus]?
     public var rtspError: String?
+    /// `[overlay]`'s template, when one is drawn.
+    public var overlay: String?
+    /// The part of the picture `[privacy]` blacks out, in percent, and frames dropped for want of a buffer.
+    public var privacyMaskedPercent: Double?
+    public var privacyDroppedFrames: Int?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -149,6 +154,9 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case rtspURL = "rtsp_url"
         case rtspClients = "rtsp_clients"
         case rtspError = "rtsp_error"
+        case overlay
+        case privacyMaskedPercent = "privacy_masked_percent"
+        case privacyDroppedFrames = "privacy_dropped_frames"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -230,6 +238,11 @@ public struct StatusReport: Sendable, Equatable, Codable {
             }
         }
         if let rtspError { lines.append("rtsp error:   \(rtspError)") }
+        if let overlay { lines.append("overlay:      \"\(overlay)\"") }
+        if let privacyMaskedPercent {
+            lines.append("privacy:      \(String(format: "%.1f", privacyMaskedPercent)) % of the picture masked"
+                         + ((privacyDroppedFrames ?? 0) > 0 ? ", \(privacyDroppedFrames ?? 0) frame(s) dropped" : ""))
+        }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
         if let version { lines.append("version:      \(version)") }

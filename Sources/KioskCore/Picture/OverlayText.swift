@@ -91,7 +91,10 @@ public struct OverlayText: Sendable, Equatable {
     /// The text for a frame captured at `unixSeconds`, in a zone `utcOffsetSeconds` east
     /// of UTC named `zoneName`.
     public func render(unixSeconds: Int64, utcOffsetSeconds: Int, zoneName: String, values: Values) -> String {
-        let time = CivilTime(unixSeconds: unixSeconds + Int64(utcOffsetSeconds))
+        // Years 1 to 9999, offsets within a day: no arithmetic below can overflow.
+        let offset = min(max(utcOffsetSeconds, -86_400), 86_400)
+        let seconds = min(max(unixSeconds, -62_135_596_800), 253_402_300_799)
+        let time = CivilTime(unixSeconds: seconds + Int64(offset))
         var text = ""
         for part in parts {
             switch part {
@@ -100,7 +103,7 @@ public struct OverlayText: Sendable, Equatable {
             case .field(.deviceID): text += values.deviceID
             case .field(.frame): text += String(values.frame)
             case .field(.event): text += values.event
-            case .conversion(let code): text += time.format(code, utcOffsetSeconds: utcOffsetSeconds, zoneName: zoneName)
+            case .conversion(let code): text += time.format(code, utcOffsetSeconds: offset, zoneName: zoneName)
             }
         }
         return text

@@ -3,7 +3,8 @@
 /// says them).
 public enum WebSettings {
     public static let keys = ["camera.rotation", "camera.mirror", "motion.threshold_percent", "motion.mask", "events.mode",
-                              "events.pre_seconds", "events.post_seconds", "storage.retention_days", "stream.url"]
+                              "events.pre_seconds", "events.post_seconds", "storage.retention_days", "stream.url",
+                              "overlay.text", "overlay.position", "privacy.masks"]
 
     /// The keys' values in `configuration`, as JSON.
     public static func values(of configuration: Configuration) -> [String: JSONValue] {
@@ -18,6 +19,9 @@ public enum WebSettings {
             "events.post_seconds": .number(timing.postSeconds),
             "storage.retention_days": .integer(Int64(configuration.storage.retentionDays)),
             "stream.url": .string(configuration.stream.url),
+            "overlay.text": .string(configuration.overlay.text),
+            "overlay.position": .string(configuration.overlay.position.rawValue),
+            "privacy.masks": .array(configuration.privacy.masks.map { .array([.number($0.x), .number($0.y), .number($0.width), .number($0.height)]) }),
         ]
     }
 

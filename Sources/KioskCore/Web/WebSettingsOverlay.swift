@@ -69,7 +69,7 @@ public struct WebSettingsOverlay: Sendable, Equatable {
             }
             guard let value = Self.tomlValue(key, json) else {
                 throw Refusal(key: key, message: "\(json) is not allowed; use \(Configuration.allowedValues(forKey: key) ?? "a valid value")"
-                                + (key == "motion.mask" ? " (from the web: a list of [x, y, width, height] fractions of the frame)" : ""))
+                                + (key == "motion.mask" || key == "privacy.masks" ? " (from the web: a list of [x, y, width, height] fractions of the frame)" : ""))
             }
             if key == "stream.url", case .string(let url) = value, url.hasPrefix("/") {
                 throw Refusal(key: key, message: "an HLS path on the board is set in /etc/kioskcam/kioskcam.toml only; from the web use \"\" or an rtmp://, rtmps://, rtsp:// or srt:// URL")
@@ -85,11 +85,11 @@ public struct WebSettingsOverlay: Sendable, Equatable {
     }
 
     /// The JSON the web app sends, as TOML holds it; nil when the type cannot be the key's.
-    /// `motion.mask` arrives as [x, y, width, height] fractions (as GET shows it) and is kept
+    /// `motion.mask` and `privacy.masks` arrive as [x, y, width, height] fractions (as GET shows them) and are kept
     /// as the file's "left,top,width,height" percent strings.
     static func tomlValue(_ key: String, _ json: JSONValue) -> TOMLValue? {
         switch (key, json) {
-        case ("motion.mask", .array(let rectangles)):
+        case ("motion.mask", .array(let rectangles)), ("privacy.masks", .array(let rectangles)):
             var strings: [TOMLValue] = []
             for rectangle in rectangles {
                 guard case .array(let numbers) = rectangle, numbers.count == 4 else { return nil }
@@ -107,7 +107,7 @@ public struct WebSettingsOverlay: Sendable, Equatable {
                 strings.append(.string(parts.joined(separator: ",")))
             }
             return .array(strings)
-        case ("motion.mask", _): return nil
+        case ("motion.mask", _), ("privacy.masks", _): return nil
         case (_, .bool(let flag)): return .boolean(flag)
         case (_, .integer(let whole)): return .integer(whole)
         case (_, .number(let real)):
