@@ -687,6 +687,27 @@ def alice(checks, s, today, logged_in):
         expect(days == 21, f"storage.retention_days is {days} after saving 21")
         return f"the page said {said!r}; GET /api/settings: retention_days {days}"
     checks.run("/settings: alice saves retention days 21 and it is in effect", save_setting, needs=need)
+
+    def save_overlay():
+        p.navigate(s.url("/settings"))
+        s.wait("!document.getElementById('settings-form').hidden", timeout=10, message="the settings form")
+        text, masks = "%Y-%m-%d %H:%M:%S  {device_name}", "[[0.6, 0, 0.4, 0.3]]"
+        for field, value in (("#f-overlay-text", text), ("#f-privacy-masks", masks)):
+            expect(s.js(f"!!document.querySelector('{field}')"), f"no {field} field on the settings page")
+            s.js(f"(() => {{ const i = document.querySelector('{field}'); i.value = {json.dumps(value)}; "
+                 "i.dispatchEvent(new Event('input', {bubbles: true})); })()")
+        s.js("(() => { const i = document.querySelector('#f-overlay-position'); i.value = 'bottom-right'; "
+             "i.dispatchEvent(new Event('change', {bubbles: true})); })()")
+        p.click("#save")
+        s.wait("document.getElementById('form-status').textContent.startsWith('Saved')", timeout=15,
+               message="the page saying Saved")
+        said = s.js("document.getElementById('form-status').textContent")
+        expect("[overlay]" in said and "[privacy]" in said, f"the page does not say [overlay] and [privacy] need a restart: {said!r}")
+        got = (p.api("GET", "/api/settings").json or {}).get("settings", {})
+        expect(got.get("overlay.text") == text and got.get("overlay.position") == "bottom-right"
+               and got.get("privacy.masks") == [[0.6, 0, 0.4, 0.3]], f"GET /api/settings after saving: {got}")
+        return f"the page said {said!r}"
+    checks.run("/settings: alice sets the time on the picture and a privacy mask; both saved for the restart", save_overlay, needs=need)
     s.check_errors(checks, "/settings save")
 
     # --- log out ---
