@@ -44,6 +44,9 @@ public final class OverlayStamp {
     public let spec: OverlaySpec
     public private(set) var painter: OverlayPainter?
     private var cached: (second: Int64, values: OverlayText.Values, text: String)?
+    /// The zone's offset and name for the current second: asking `TimeZone` costs tens of
+    /// microseconds, too much for every frame when the text has `{frame}`.
+    private var zone: (second: Int64, offset: Int, name: String)?
     private var failedSize: FrameSize?
     /// Pictures the text was drawn into.
     public private(set) var picturesDrawn = 0
@@ -67,10 +70,13 @@ public final class OverlayStamp {
         if let cached, cached.second == second, cached.values == values {
             text = cached.text
         } else {
-            let date = Date(timeIntervalSince1970: Double(second))
-            let zone = TimeZone.current
-            text = spec.text.render(unixSeconds: second, utcOffsetSeconds: zone.secondsFromGMT(for: date),
-                                    zoneName: zone.abbreviation(for: date) ?? "UTC", values: values)
+            if zone?.second != second {
+                let date = Date(timeIntervalSince1970: Double(second))
+                let current = TimeZone.current
+                zone = (second, current.secondsFromGMT(for: date), current.abbreviation(for: date) ?? "UTC")
+            }
+            text = spec.text.render(unixSeconds: second, utcOffsetSeconds: zone?.offset ?? 0, zoneName: zone?.name ?? "UTC",
+                                    values: values)
             cached = (second, values, text)
         }
         if painter.draw(text, into: picture) { picturesDrawn += 1 }
