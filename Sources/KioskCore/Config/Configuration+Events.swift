@@ -79,12 +79,16 @@ extension Configuration {
                 return true
             },
             .string("motion.mask_png", allowed: "\"\" (none) or the absolute path of a PNG whose black pixels are not watched") { c, text in
-                guard text.isEmpty || (text.hasPrefix("/") && text.lowercased().hasSuffix(".png")),
-                      !text.contains(where: { $0.isNewline || $0 == "\0" }) else { return false }
+                guard Self.isMaskPNGPath(text) else { return false }
                 c.motion.maskPicture = text.isEmpty ? nil : text
                 return true
             },
         ]
+    }
+
+    /// A mask PNG's setting: "" (none) or an absolute path ending in .png, on one line.
+    static func isMaskPNGPath(_ text: String) -> Bool {
+        (text.isEmpty || (text.hasPrefix("/") && text.lowercased().hasSuffix(".png"))) && !text.contains(where: { $0.isNewline || $0 == "\0" })
     }
 
     /// "left,top,width,height" in percent (0…100, the rectangle inside the frame) as

@@ -58,8 +58,7 @@ extension Configuration {
                 return true
             },
             .string("privacy.mask_png", allowed: "\"\" (none) or the absolute path of a PNG of the picture as shown whose black pixels are masked") { c, text in
-                guard text.isEmpty || (text.hasPrefix("/") && text.lowercased().hasSuffix(".png")),
-                      !text.contains(where: { $0.isNewline || $0 == "\0" }) else { return false }
+                guard Self.isMaskPNGPath(text) else { return false }
                 c.privacy.maskPicture = text.isEmpty ? nil : text
                 return true
             },

@@ -115,7 +115,8 @@ public struct OverlayTextError: Error, Sendable, Equatable, CustomStringConverti
     init(_ description: String) { self.description = description }
 }
 
-/// A wall-clock time broken into its calendar fields (proleptic Gregorian).
+/// A wall-clock time broken into its calendar fields (proleptic Gregorian; the date from
+/// `CalendarDate`, which retention counts days with).
 struct CivilTime: Equatable {
     var year: Int64, month: Int, day: Int, hour: Int, minute: Int, second: Int
     var weekday: Int     // 0 = Sunday
@@ -128,16 +129,8 @@ struct CivilTime: Equatable {
         minute = secondOfDay / 60 % 60
         second = secondOfDay % 60
         weekday = Int(((days % 7) + 11) % 7)   // 1970-01-01 was a Thursday
-        // Howard Hinnant's days-to-civil.
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYearMarch = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthPrime = (5 * dayOfYearMarch + 2) / 153
-        day = Int(dayOfYearMarch - (153 * monthPrime + 2) / 5 + 1)
-        month = Int(monthPrime < 10 ? monthPrime + 3 : monthPrime - 9)
-        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let date = CalendarDate(daysSince1970: Int(days))
+        (year, month, day) = (Int64(date.year), date.month, date.day)
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
         let before = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334][month - 1]
         dayOfYear = before + day + (leap && month > 2 ? 1 : 0)
