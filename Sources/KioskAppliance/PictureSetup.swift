@@ -6,11 +6,13 @@ import Logging
 extension OverlaySpec {
     /// The overlay `[overlay]` describes, with cairo's glyphs; nil when its text is empty.
     /// - Parameter fields: The fields it shows; the appliance keeps them to set `{event}`.
-    public static func configured(_ configuration: Configuration, fields: OverlayFields) -> OverlaySpec? {
+    /// - Parameter orientation: The camera's mounting (nil: `camera.rotation` and `mirror`).
+    public static func configured(_ configuration: Configuration, fields: OverlayFields,
+                                  orientation: PictureOrientation? = nil) -> OverlaySpec? {
         guard let text = configuration.overlay.template else { return nil }
         return OverlaySpec(text: text, position: configuration.overlay.position,
                            heightFraction: configuration.overlay.sizePercent / 100,
-                           orientation: configuration.camera.orientation, fields: fields,
+                           orientation: orientation ?? configuration.camera.orientation, fields: fields,
                            atlasMaker: OverlayGlyphs.atlas(cellHeight:))
     }
 }
@@ -30,7 +32,7 @@ extension PrivacyMask {
         var mask = PrivacyMask(regions: configuration.privacy.masks)
         if let path = configuration.privacy.maskPicture {
             switch GreyPicture.load(png: path) {
-            case .success(let picture): mask.picture = picture
+            case .success(let picture): mask.shown.picture = picture
             case .failure(let error): return .failure(error)
             }
         }
@@ -58,11 +60,9 @@ public enum PictureMarksPreview {
         pixels.withUnsafeMutableBytes { bytes in
             guard let base = bytes.baseAddress, let planes = PicturePlanes(packed: base, byteCount: bytes.count, format: format) else { return }
             mask.plan(for: shown, orientation: .upright).apply(to: planes)
-            if var spec = OverlaySpec.configured(configuration, fields: fields) {
-                spec = OverlaySpec(text: spec.text, position: spec.position, heightFraction: spec.heightFraction, orientation: .upright,
-                                   fields: fields, atlasMaker: spec.atlasMaker)
-                spec.makeStamp().draw(into: planes, unixSeconds: unixSeconds, frame: frame)
-            }
+            // Drawn as shown: the picture is already the turned one.
+            OverlaySpec.configured(configuration, fields: fields, orientation: .upright)?.makeStamp()
+                .draw(into: planes, unixSeconds: unixSeconds, frame: frame)
         }
         return .success((shown, pixels))
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CAVUtil
 import Foundation
 import KioskAppliance
 import KioskCLI
@@ -47,7 +48,17 @@ struct ConfigCommand: ParsableCommand {
                     bytes = picture.pixels
                 } else {
                     do throws(MediaError) {
-                        bytes = try PNGEncoder.encode(Self.rgb(picture.pixels, picture.size), size: picture.size)
+                        // libswscale, as every other conversion: planar 4:2:0 to RGB24 for the PNG.
+                        let source = VideoFormat(size: picture.size, pixelFormat: .yuv420, framesPerSecond: c.camera.framesPerSecond)
+                        let converter = try PixelConverter(source: source, destinationSize: picture.size,
+                                                           destinationFormat: AV_PIX_FMT_RGB24)
+                        var rgb = [UInt8](repeating: 0, count: PixelFormat.rgb24.frameByteCount(picture.size))
+                        picture.pixels.withUnsafeBytes { yuv in
+                            rgb.withUnsafeMutableBytes { target in
+                                converter.convert(yuv.baseAddress!, intoPacked: target.baseAddress!, layout: .rgb24, size: picture.size)
+                            }
+                        }
+                        bytes = try PNGEncoder.encode(rgb, size: picture.size)
                     } catch {
                         throw CLIError("\(error)")
                     }
@@ -57,26 +68,6 @@ struct ConfigCommand: ParsableCommand {
                 }
                 print(out)
             }
-        }
-
-        /// Planar 4:2:0 (BT.601, limited range) as RGB24, for the PNG.
-        static func rgb(_ yuv: [UInt8], _ size: FrameSize) -> [UInt8] {
-            let width = size.width, height = size.height, chromaWidth = (width + 1) / 2
-            let uPlane = width * height, vPlane = uPlane + chromaWidth * ((height + 1) / 2)
-            var rgb = [UInt8](repeating: 0, count: width * height * 3)
-            func clamp(_ value: Double) -> UInt8 { UInt8(max(0, min(255, value.rounded()))) }
-            for y in 0..<height {
-                for x in 0..<width {
-                    let luma = 1.164 * (Double(yuv[y * width + x]) - 16)
-                    let chroma = (y / 2) * chromaWidth + x / 2
-                    let u = Double(yuv[uPlane + chroma]) - 128, v = Double(yuv[vPlane + chroma]) - 128
-                    let pixel = (y * width + x) * 3
-                    rgb[pixel] = clamp(luma + 1.596 * v)
-                    rgb[pixel + 1] = clamp(luma - 0.392 * u - 0.813 * v)
-                    rgb[pixel + 2] = clamp(luma + 2.017 * u)
-                }
-            }
-            return rgb
         }
     }
 

@@ -137,7 +137,7 @@ final class PrivacyMaskTests: XCTestCase {
             var pixels = [UInt8](repeating: 77, count: format.frameByteCount(size))
             pixels.withUnsafeMutableBytes { bytes in
                 PicturePlanes(packed: bytes.baseAddress!, byteCount: bytes.count,
-                              format: VideoFormat(size: size, pixelFormat: format, framesPerSecond: 30))?.fillBlack(rect)
+                              format: VideoFormat(size: size, pixelFormat: format, framesPerSecond: 30))?.fillBlack([rect])
             }
             let plane0 = format.geometry.planes[0]
             let rowBytes = plane0.rowBytes(forWidth: size.width)

@@ -75,11 +75,13 @@ public final class OverlayPainter {
     public let atlas: GlyphAtlas
     public let fullRange: Bool
     /// The text last asked for, and the characters the box shows (as many as fit).
-    private var lastText: [Character]?
+    private var lastText: String?
     private var shown: [Character] = []
     /// The box as shown (luma, `shownRect`'s size) and turned into the camera's pixels.
     private var upright: [UInt8] = []
     private var turned: [UInt8] = []
+    /// Each plane's neutral bytes for the layout drawn into last (chroma under the box).
+    private var neutral: (format: PixelFormat, groups: [[UInt8]])?
     public private(set) var shownRect = PixelRect(x: 0, y: 0, width: 0, height: 0)
     public private(set) var sensorRect = PixelRect(x: 0, y: 0, width: 0, height: 0)
     /// Glyph cells drawn so far (a cell is drawn again only when its character changes).
@@ -121,10 +123,9 @@ public final class OverlayPainter {
     @discardableResult
     public func draw(_ text: String, into picture: PicturePlanes) -> Bool {
         guard picture.size == sensor, picture.format.hasLumaPlane, picture.fullRange == fullRange else { return false }
-        let characters = Array(text)
-        if characters != lastText {
-            lastText = characters
-            compose(characters)
+        if text != lastText {
+            lastText = text
+            compose(Array(text))
         }
         guard !sensorRect.isEmpty else { return false }
         let width = sensorRect.width
@@ -135,8 +136,9 @@ public final class OverlayPainter {
                     .copyMemory(from: source + row * width, byteCount: width)
             }
         }
-        let neutral = picture.format.blackGroups(fullRange: fullRange)
-        for plane in 1..<neutral.count { picture.fill(sensorRect, plane: plane, pattern: neutral[plane]) }
+        if neutral?.format != picture.format { neutral = (picture.format, picture.format.blackGroups(fullRange: fullRange)) }
+        let groups = neutral?.groups ?? []
+        for plane in 1..<max(1, groups.count) { picture.fill(sensorRect, plane: plane, pattern: groups[plane]) }
         return true
     }
 

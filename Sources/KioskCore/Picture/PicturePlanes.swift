@@ -78,9 +78,12 @@ public struct PicturePlanes {
         }
     }
 
-    /// Blacks out `rect` in every plane.
-    public func fillBlack(_ rect: PixelRect) {
-        for (plane, pattern) in format.blackGroups(fullRange: fullRange).enumerated() { fill(rect, plane: plane, pattern: pattern) }
+    /// Blacks out each of `rects` in every plane.
+    public func fillBlack(_ rects: [PixelRect]) {
+        let groups = format.blackGroups(fullRange: fullRange)
+        for rect in rects {
+            for (plane, pattern) in groups.enumerated() { fill(rect, plane: plane, pattern: pattern) }
+        }
     }
 }
 

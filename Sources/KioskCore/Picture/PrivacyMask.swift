@@ -5,27 +5,20 @@
 /// pixels, before digital zoom: a mask stays on the same part of the scene at any zoom
 /// and rotation.
 public struct PrivacyMask: Sendable, Equatable {
-    /// Rectangles of the picture as shown, in fractions.
-    public var regions: [MotionRegion]
-    /// A grey picture as shown, scaled (nearest) to the frame: pixels darker than 128 are masked.
-    public var picture: (width: Int, height: Int, pixels: [UInt8])?
+    /// The masked areas as the picture is shown: rectangles in fractions, and a grey
+    /// picture whose pixels darker than 128 are masked (the motion mask's shape).
+    public var shown: MotionMask
 
     public init(regions: [MotionRegion] = [], picture: (width: Int, height: Int, pixels: [UInt8])? = nil) {
-        self.regions = regions
-        self.picture = picture
+        shown = MotionMask(ignoredRegions: regions, picture: picture)
     }
 
-    public var isEmpty: Bool { regions.isEmpty && picture == nil }
-
-    public static func == (lhs: PrivacyMask, rhs: PrivacyMask) -> Bool {
-        lhs.regions == rhs.regions && lhs.picture?.width == rhs.picture?.width
-            && lhs.picture?.height == rhs.picture?.height && lhs.picture?.pixels == rhs.picture?.pixels
-    }
+    public var isEmpty: Bool { shown.ignoredRegions.isEmpty && shown.picture == nil }
 
     /// What to black out of frames of `size` from a camera mounted as `orientation`.
     public func plan(for size: FrameSize, orientation: PictureOrientation) -> PrivacyMaskPlan {
         var sensorPicture: (width: Int, height: Int, pixels: [UInt8])?
-        if let picture, picture.width > 0, picture.height > 0, picture.pixels.count >= picture.width * picture.height {
+        if let picture = shown.picture, picture.width > 0, picture.height > 0, picture.pixels.count >= picture.width * picture.height {
             // The picture is drawn as shown: turned back into the camera's orientation.
             let turned = orientation.inverse.turnedSize(FrameSize(width: picture.width, height: picture.height))
             var pixels = [UInt8](repeating: 255, count: turned.width * turned.height)
@@ -37,7 +30,7 @@ public struct PrivacyMask: Sendable, Equatable {
             }
             if done { sensorPicture = (turned.width, turned.height, pixels) }
         }
-        let hidden = MotionMask(ignoredRegions: regions.map { orientation.sensorRegion(ofShown: $0) }, picture: sensorPicture)
+        let hidden = MotionMask(ignoredRegions: shown.ignoredRegions.map { orientation.sensorRegion(ofShown: $0) }, picture: sensorPicture)
             .watched(width: size.width, height: size.height)
         return PrivacyMaskPlan(size: size, watched: hidden)
     }
@@ -95,6 +88,6 @@ public struct PrivacyMaskPlan: Sendable, Equatable {
     /// Blacks out the masked rectangles of `picture` (which must be of this plan's size).
     public func apply(to picture: PicturePlanes) {
         guard picture.size == size else { return }
-        for rect in rects { picture.fillBlack(rect) }
+        picture.fillBlack(rects)
     }
 }
