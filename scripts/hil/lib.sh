@@ -398,7 +398,10 @@ hil_overlay_checks() {
     [[ -n $still ]] && still_start=$(python3 -c "$start_of" "$still")
     "$kioskcam" config overlay --config "$dir/masks-only.toml" --out "$dir/ref-masks.yuv" >/dev/null
     local refs=()
-    for ((t = start - 1; t <= still_start + 2; t++)); do refs+=("$t"); done
+    # The stream's playlist may begin seconds into the 2 s recording (a slow guest drops its
+    # first segments from the live list): its candidates run to the recording's end and on.
+    local last=$((still_start > start + 4 ? still_start : start + 4))
+    for ((t = start - 1; t <= last + 2; t++)); do refs+=("$t"); done
     refs+=($((start + 5 * 3600 + 7 * 60)))
     local pairs=()
     for t in "${refs[@]}"; do
@@ -411,7 +414,7 @@ hil_overlay_checks() {
         turn=null when=$start
         case $what in
             recording) source=$file ;;
-            stream) source=$dir/hls/index.m3u8 turn=transpose=clock ;;
+            stream) source=$dir/hls/index.m3u8 turn=transpose=clock when="$start..$((start + 3))" ;;
             still) source=$still when=$still_start ;;
         esac
         if [[ -z $source ]] || ! ffmpeg -nostdin -v error -i "$source" -frames:v 1 -vf "$turn" -pix_fmt yuv420p -f rawvideo -y "$dir/$what.yuv" \
