@@ -84,6 +84,8 @@ public final class Appliance: Sendable {
     public let rtp: RTPStream?
     /// The RTSP sub-stream (`[rtsp] substream`): a second, smaller encode of the same capture.
     public let substream: SubstreamBranch?
+    /// The timelapse (`[timelapse]`): a frame every interval into the day's movie.
+    public let timelapse: TimelapseBranch?
     /// The RTSP server, once the daemon made it: told when the stream ends a client.
     let rtspEnded = RTSPEndedRelay()
     /// Event clips (`events.mode` events or both): nil in continuous mode or without a camera.
@@ -196,6 +198,16 @@ public final class Appliance: Sendable {
         } else {
             substream = nil
         }
+        if configuration.timelapse.isEnabled, let video = settings.video {
+            let timelapse = TimelapseBranch(settings: video, intervalSeconds: configuration.timelapse.intervalSeconds,
+                                            framesPerSecond: configuration.timelapse.framesPerSecond,
+                                            directory: LibraryLayout(root: configuration.storage.mediaRoot).timelapseDirectory,
+                                            overlay: settings.overlay, clock: SystemClock(), logger: logger)
+            graph.hub.add(timelapse)
+            self.timelapse = timelapse
+        } else {
+            timelapse = nil
+        }
         (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay,
                                                              overlayFields: overlayFields, logger: logger)
         cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, configured: configuration.camera,
@@ -206,9 +218,10 @@ public final class Appliance: Sendable {
 
     /// The graph's threads' heartbeats (the encoder, the file writers), for the watchdog.
     public var encoderHeartbeats: [(name: String, beats: @Sendable () -> UInt64)] {
-        guard let clips = clipOutput else { return graph.heartbeats }
-        let beats: @Sendable () -> UInt64 = { clips.heartbeat }
-        return graph.heartbeats + [("event clips", beats)]
+        var beats = graph.heartbeats
+        if let clips = clipOutput { beats.append(("event clips", { clips.heartbeat })) }
+        if let encoder = timelapse?.encoder { beats.append(("timelapse encoder", { encoder.heartbeat })) }
+        return beats
     }
 
     /// The event recorder and its clip output, when `events.mode` asks for clips: a
@@ -535,6 +548,7 @@ public final class Appliance: Sendable {
         stream?.stop()
         graph.shutdown(timeout: timeout)
         substream?.shutdown(timeout: timeout)
+        timelapse?.shutdown(timeout: timeout)
         clipOutput?.shutdown(timeout: timeout)
         storage.stop()
     }

@@ -163,6 +163,12 @@ struct ApplianceControlHandler: ControlHandler {
             report.privacyMaskedPercent = privacy.maskedPercent
             report.privacyDroppedFrames = privacy.counters.dropped
         }
+        if let timelapse = appliance.timelapse {
+            let status = timelapse.output.status
+            report.timelapseFile = status.path
+            report.timelapseFrames = status.path == nil ? nil : Int(clamping: status.frames)
+            report.timelapseError = status.failure
+        }
         if let stream = appliance.stream?.status {
             report.streamState = stream.state.rawValue
             report.streamDestination = stream.destination

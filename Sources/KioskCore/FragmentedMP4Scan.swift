@@ -22,6 +22,36 @@ public enum FragmentedMP4Scan {
         /// whose header is far larger than kioskcam writes): damage, not a torn end (a tear
         /// leaves a fragment whole or short, never wrong).
         public var endsAtDamagedFragment = false
+
+        public init(playableLength: Int64, fragments: Int, hasHeader: Bool, endsAtDamagedFragment: Bool = false) {
+            self.playableLength = playableLength
+            self.fragments = fragments
+            self.hasHeader = hasHeader
+            self.endsAtDamagedFragment = endsAtDamagedFragment
+        }
+    }
+
+    /// What a writer continuing the file (the timelapse) needs beyond the salvage facts.
+    public struct Continuation: Sendable, Equatable {
+        public var result: Result
+        /// Samples the complete fragments hold: the next one's number.
+        public var samples: UInt64
+        /// Where the last complete fragment ends (the header's end if there is none):
+        /// where a writer goes on. Unlike `result.playableLength` it leaves out any other
+        /// box after it — a torn write's bytes can look like one.
+        public var fragmentsEnd: Int64
+        /// Where the `moov` box is, to compare its stream description with the new one's.
+        public var headerOffset: Int64
+        public var headerLength: Int64
+    }
+
+    /// The scan, and where the header is and how many samples the whole fragments hold;
+    /// nil when the file has no header.
+    public static func continuation(fileSize: Int64, read: (_ offset: Int64, _ count: Int) -> [UInt8]) -> Continuation? {
+        let walked = walk(fileSize: fileSize, read: read)
+        guard let header = walked.header else { return nil }
+        return Continuation(result: walked.result, samples: walked.samples, fragmentsEnd: walked.fragmentsEnd,
+                            headerOffset: header.offset, headerLength: header.length)
     }
 
     /// Walks the top-level boxes.
@@ -29,6 +59,11 @@ public enum FragmentedMP4Scan {
     ///   - fileSize: The file's length in bytes.
     ///   - read: Returns up to `count` bytes at `offset` (fewer at end of file).
     public static func scan(fileSize: Int64, read: (_ offset: Int64, _ count: Int) -> [UInt8]) -> Result {
+        walk(fileSize: fileSize, read: read).result
+    }
+
+    private static func walk(fileSize: Int64, read: (_ offset: Int64, _ count: Int) -> [UInt8])
+        -> (result: Result, samples: UInt64, fragmentsEnd: Int64, header: (offset: Int64, length: Int64)?) {
         var offset: Int64 = 0
         var keep: Int64 = 0
         var fragments = 0
@@ -36,7 +71,10 @@ public enum FragmentedMP4Scan {
         var openFragment = false
         var claimedSamples: UInt64 = 0
         var damaged = false
-        guard fileSize > 0 else { return Result(playableLength: 0, fragments: 0, hasHeader: false) }
+        var samples: UInt64 = 0
+        var moov: (offset: Int64, length: Int64)?
+        var fragmentsEnd: Int64 = 0
+        guard fileSize > 0 else { return (Result(playableLength: 0, fragments: 0, hasHeader: false), 0, 0, nil) }
         boxes: while fileSize - offset >= 8 {
             let header = read(offset, 16)
             guard header.count >= 8 else { break }
@@ -60,6 +98,10 @@ public enum FragmentedMP4Scan {
             switch type {
             case "moov":
                 hasHeader = true
+                if moov == nil {
+                    moov = (offset, size)
+                    fragmentsEnd = end
+                }
                 keep = end
             case "moof":
                 let bodyLength = size - headerLength
@@ -75,6 +117,8 @@ public enum FragmentedMP4Scan {
                     // Every sample takes at least one byte of the fragment's data.
                     guard claimedSamples <= UInt64(size - headerLength) else { damaged = true; break boxes }
                     fragments += 1
+                    samples += claimedSamples   // each at most the file's size: no overflow
+                    if hasHeader { fragmentsEnd = end }
                 }
                 openFragment = false
                 claimedSamples = 0
@@ -84,8 +128,8 @@ public enum FragmentedMP4Scan {
             }
             offset = end
         }
-        return Result(playableLength: hasHeader ? keep : 0, fragments: fragments, hasHeader: hasHeader,
-                      endsAtDamagedFragment: damaged)
+        return (Result(playableLength: hasHeader ? keep : 0, fragments: fragments, hasHeader: hasHeader,
+                       endsAtDamagedFragment: damaged), samples, fragmentsEnd, moov)
     }
 
     /// A `moof` describes about a second of media in a few hundred bytes; one larger than
@@ -122,6 +166,39 @@ public enum FragmentedMP4Scan {
             at += size
         }
         return total
+    }
+
+    /// The bytes of the box at `path` (types, outermost first, each the first of its
+    /// type) inside `boxes`, header included; nil when it is not there or does not fit.
+    /// Used to tell whether two `moov`s describe the same stream (their `stsd`).
+    public static func box(at path: [String], inside boxes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard let first = path.first, path.count <= 10 else { return nil }
+        var at = boxes.startIndex
+        while boxes.endIndex - at >= 8 {
+            let left = boxes.endIndex - at
+            var size = Int(bigEndian32(boxes, at))
+            var headerLength = 8
+            if size == 1 {
+                guard left >= 16 else { return nil }
+                let large = UInt64(bigEndian32(boxes, at + 8)) << 32 | UInt64(bigEndian32(boxes, at + 12))
+                guard large <= UInt64(left) else { return nil }
+                size = Int(large)
+                headerLength = 16
+            } else if size == 0 {
+                size = left
+            }
+            guard size >= headerLength, size <= left else { return nil }
+            if String(decoding: boxes[(at + 4)..<(at + 8)], as: UTF8.self) == first {
+                let whole = boxes[at..<(at + size)]
+                guard path.count > 1 else { return whole }
+                // stsd has a version/flags word and an entry count before its children.
+                let skip = first == "stsd" ? 8 : 0
+                guard size - headerLength >= skip else { return nil }
+                return box(at: Array(path.dropFirst()), inside: boxes[(at + headerLength + skip)..<(at + size)])
+            }
+            at += size
+        }
+        return nil
     }
 
     private static func bigEndian32<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, _ at: Int) -> UInt32

@@ -101,6 +101,7 @@ extension Character {
 /// <root>/photo/YYYYMMDD/HHMMSS.jpg
 /// <root>/audio/YYYYMMDD/HHMMSS.m4a
 /// <root>/screen/YYYYMMDD/HHMMSS.mp4                     (screen broadcasts kept in the library)
+/// <root>/timelapse/YYYYMMDD.mp4                          (`[timelapse]`: a movie a day)
 /// <root>/.incoming/<kind>-YYYYMMDD-HHMMSS.<ext>.part   (being written)
 /// <root>/.quarantine/<name>                             (salvage could not repair it; kept for a person)
 /// ```
@@ -113,6 +114,9 @@ public struct LibraryLayout: Sendable, Equatable {
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
         self.root = trimmed
     }
+
+    /// `<root>/timelapse`: the timelapse's movies, one a day (`TimelapseFileName`).
+    public var timelapseDirectory: String { root + "/" + TimelapseFileName.folderName }
 
     public static let incomingFolderName = ".incoming"
     public static let quarantineFolderName = ".quarantine"

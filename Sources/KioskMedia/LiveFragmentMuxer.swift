@@ -102,18 +102,19 @@ public final class LiveFragmentMuxer {
     }
 }
 
-/// The bytes libavformat writes, collected until taken.
-private final class MemorySink {
+/// The bytes libavformat writes, collected until taken (the live view's and the
+/// timelapse's muxers).
+final class MemorySink {
     private var bytes: [UInt8] = []
     private var io: UnsafeMutablePointer<AVIOContext>?
 
-    func attach(to context: UnsafeMutablePointer<AVFormatContext>) throws(MediaError) {
+    func attach(to context: UnsafeMutablePointer<AVFormatContext>, operation: String = "start the live view") throws(MediaError) {
         let size = 64 * 1024
-        guard let buffer = av_malloc(size) else { throw MediaError(.muxer, operation: "start the live view", detail: "out of memory") }
+        guard let buffer = av_malloc(size) else { throw MediaError(.muxer, operation: operation, detail: "out of memory") }
         let opaque = Unmanaged.passUnretained(self).toOpaque()
         guard let io = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), Int32(size), 1, opaque, nil, memorySinkWrite, nil) else {
             av_free(buffer)
-            throw MediaError(.muxer, operation: "start the live view", detail: "out of memory")
+            throw MediaError(.muxer, operation: operation, detail: "out of memory")
         }
         io.pointee.seekable = 0
         self.io = io

@@ -83,6 +83,8 @@ public struct PurgePlan: Equatable, Sendable {
     /// Days whose event log (`events/YYYYMMDD.jsonl`) goes: their clips' retention is
     /// over, or the disk guard deleted their clips.
     public var eventLogs: [CalendarDate] = []
+    /// Timelapse movies (`timelapse/20261101.mp4`) whose day retention is over.
+    public var timelapseMovies: [String] = []
     /// Names left alone, with the reason.
     public var reports: [LibraryReport]
     /// Files (`video/20261101/101455.mp4`) retention would delete but leaves, because
@@ -196,9 +198,10 @@ public struct LibraryPurger: Sendable {
     public func plan(today: CalendarDate, protected: Set<CalendarDate> = [], bitrate: Int?) throws(RecorderError) -> PurgePlan {
         let scan = try LibraryScanner(layout: layout).scan()
         let (free, total) = try LibraryScanner.freeSpace(of: layout.root)
-        let plan = Self.plan(scan: scan, freeBytes: free, totalBytes: total, today: today,
+        var plan = Self.plan(scan: scan, freeBytes: free, totalBytes: total, today: today,
                              protected: protected.union(incomingDates()), bitrate: bitrate,
                              retention: retention, diskGuard: diskGuard, eventLogDays: eventLogDays(), hold: uploadHold)
+        plan.timelapseMovies = retention.expiredTimelapseFiles(timelapseNames(), today: today)
         logReportsOnce(plan.reports)
         return plan
     }
@@ -320,6 +323,9 @@ public struct LibraryPurger: Sendable {
         for deletion in plan.deletions {
             logger.info("would delete \(deletion)")
         }
+        for name in plan.timelapseMovies {
+            logger.info("would delete \(TimelapseFileName.folderName)/\(name): its day's retention is over")
+        }
         if let message = plan.message { logger.warning("\(message)") }
         return plan
     }
@@ -364,6 +370,9 @@ public struct LibraryPurger: Sendable {
         }
         for day in plan.eventLogs where day < plan.today && !plan.protected.contains(day) {
             deleteEventLog(day)
+        }
+        for name in plan.timelapseMovies {
+            deleteTimelapseMovie(name, today: plan.today)
         }
         if let (free, _) = try? LibraryScanner.freeSpace(of: layout.root) {
             result.freeBytes = free
@@ -559,6 +568,31 @@ public struct LibraryPurger: Sendable {
     // MARK: Helpers
 
     private var eventLogDirectory: String { EventLogFile(root: layout.root).directory }
+
+    /// The regular files in `<root>/timelapse` (symlinks and folders are not movies).
+    private func timelapseNames() -> [String] {
+        guard let directory = opendir(layout.timelapseDirectory) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        LibraryScanner.forEachEntry(directory) { name, result in
+            guard case .success(let info) = result, info.st_mode & S_IFMT == S_IFREG else { return }
+            names.append(String(cString: name))
+        }
+        return names
+    }
+
+    /// Deletes one expired timelapse movie (never today's: `expiredTimelapseFiles` decided).
+    private func deleteTimelapseMovie(_ name: String, today: CalendarDate) {
+        guard let (day, _) = TimelapseFileName.parse(name), day < today else { return }
+        let directoryFD = open(layout.timelapseDirectory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directoryFD >= 0 else { return }
+        defer { close(directoryFD) }
+        if unlinkat(directoryFD, name, 0) == 0 {
+            logger.notice("deleted \(layout.timelapseDirectory)/\(name): its day's retention is over")
+        } else if errno != ENOENT {
+            logger.error("could not delete \(layout.timelapseDirectory)/\(name): \(String(cString: strerror(errno)))")
+        }
+    }
 
     /// The days that have an event log (`events/YYYYMMDD.jsonl`).
     private func eventLogDays() -> [CalendarDate] {

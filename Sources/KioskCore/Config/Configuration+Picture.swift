@@ -28,7 +28,20 @@ extension Configuration {
         public var isEmpty: Bool { masks.isEmpty && maskPicture == nil }
     }
 
-    /// The keys of the `[overlay]` and `[privacy]` sections.
+    /// `[timelapse]`: one frame every `intervalSeconds` into a movie a day
+    /// (`timelapse/YYYYMMDD.mp4`), played at `framesPerSecond`.
+    public struct Timelapse: Sendable, Equatable {
+        /// Seconds between two frames; 0 (the default): no timelapse.
+        public var intervalSeconds = 0
+        /// The movie's frame rate: 30 plays an hour of one-second frames in two minutes.
+        public var framesPerSecond = 30
+
+        public init() {}
+
+        public var isEnabled: Bool { intervalSeconds > 0 }
+    }
+
+    /// The keys of the `[overlay]`, `[privacy]` and `[timelapse]` sections.
     static var pictureSchema: [ConfigKey] {
         [
             .string("overlay.text", allowed: "\"\" (none) or one line of text with strftime conversions (%Y %m %d %H %M %S …) and the fields {device_name}, {device_id}, {frame}, {event}") { c, text in
@@ -57,6 +70,8 @@ extension Configuration {
                 c.privacy.masks = regions
                 return true
             },
+            .integer("timelapse.interval_seconds", 0...86_400, unit: " seconds (0: no timelapse)") { c, v in c.timelapse.intervalSeconds = v },
+            .integer("timelapse.fps", 1...60, unit: " frames a second") { c, v in c.timelapse.framesPerSecond = v },
             .string("privacy.mask_png", allowed: "\"\" (none) or the absolute path of a PNG of the picture as shown whose black pixels are masked") { c, text in
                 guard Self.isMaskPNGPath(text) else { return false }
                 c.privacy.maskPicture = text.isEmpty ? nil : text

@@ -219,6 +219,7 @@ public struct Configuration: Sendable, Equatable {
     public var onvif = ONVIF()
     public var overlay = Overlay()
     public var privacy = Privacy()
+    public var timelapse = Timelapse()
 
     public init() {}
 

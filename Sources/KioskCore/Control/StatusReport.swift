@@ -98,6 +98,11 @@ public struct StatusReport: Sendable, Equatable, Codable {
     /// The part of the picture `[privacy]` blacks out, in percent, and frames dropped for want of a buffer.
     public var privacyMaskedPercent: Double?
     public var privacyDroppedFrames: Int?
+    /// The timelapse (absent while `[timelapse]` is off): the movie being written, its
+    /// frames, and why it is not being written.
+    public var timelapseFile: String?
+    public var timelapseFrames: Int?
+    public var timelapseError: String?
 
     public init(state: RecordingState) { self.state = state }
 
@@ -157,6 +162,9 @@ public struct StatusReport: Sendable, Equatable, Codable {
         case overlay
         case privacyMaskedPercent = "privacy_masked_percent"
         case privacyDroppedFrames = "privacy_dropped_frames"
+        case timelapseFile = "timelapse_file"
+        case timelapseFrames = "timelapse_frames"
+        case timelapseError = "timelapse_error"
     }
 
     /// Human-readable lines for `kioskcam status`.
@@ -243,6 +251,10 @@ public struct StatusReport: Sendable, Equatable, Codable {
             lines.append("privacy:      \(String(format: "%.1f", privacyMaskedPercent)) % of the picture masked"
                          + ((privacyDroppedFrames ?? 0) > 0 ? ", \(privacyDroppedFrames ?? 0) frame(s) dropped" : ""))
         }
+        if let timelapseFile {
+            lines.append("timelapse:    \(timelapseFile), \(timelapseFrames ?? 0) frame\(timelapseFrames == 1 ? "" : "s")")
+        }
+        if let timelapseError { lines.append("timelapse:    \(timelapseError)") }
         if let deviceID { lines.append("device id:    \(deviceID)") }
         if let uptimeSeconds { lines.append("uptime:       \(Self.uptimeText(uptimeSeconds))") }
         if let version { lines.append("version:      \(version)") }
