@@ -17,8 +17,10 @@ const FIELDS = {
   'overlay.text': { label: 'Text on the picture (date and time: %Y-%m-%d %H:%M:%S; empty: none)', type: 'text', placeholder: '%Y-%m-%d %H:%M:%S  {device_name}' },
   'overlay.position': { label: 'Where', type: 'select', options: [['top-left', 'Top left'], ['top-right', 'Top right'], ['bottom-left', 'Bottom left'], ['bottom-right', 'Bottom right']] },
   'privacy.masks': { label: 'Blacked-out areas: [[left, top, width, height], …] as fractions of the picture as shown', type: 'text', placeholder: '[[0.6, 0, 0.4, 0.3]]' },
+  'timelapse.interval_seconds': { label: 'Seconds between two frames (0: no timelapse)', type: 'number', min: 0 },
+  'timelapse.fps': { label: 'Frames a second of the movie', type: 'number', min: 1 },
 };
-const GROUPS = { camera: 'Camera', motion: 'Motion', events: 'Events', storage: 'Storage', stream: 'Stream', overlay: 'Time on the picture', privacy: 'Privacy masks' };
+const GROUPS = { camera: 'Camera', motion: 'Motion', events: 'Events', storage: 'Storage', stream: 'Stream', overlay: 'Time on the picture', privacy: 'Privacy masks', timelapse: 'Timelapse (a movie a day)' };
 const MASK_KEY = 'motion.mask';
 
 function say(t) { msg.textContent = t || ''; msg.hidden = !t; }

@@ -34,6 +34,7 @@ public struct ConfigurationReload: Sendable, Equatable {
             ("onvif", old.onvif != new.onvif, false),
             ("overlay", old.overlay != new.overlay, false),
             ("privacy", old.privacy != new.privacy, false),
+            ("timelapse", old.timelapse != new.timelapse, false),
         ]
         appliedNow = sections.filter { $0.1 && $0.2 }.map(\.0)
         needRestart = sections.filter { $0.1 && !$0.2 }.map(\.0)

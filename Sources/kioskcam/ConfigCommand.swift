@@ -74,6 +74,11 @@ struct ConfigCommand: ParsableCommand {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Validate the configuration and print the values in effect.")
 
+        /// "2 min 24 s" for 144.
+        static func minutesAndSeconds(_ seconds: Int) -> String {
+            seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min" + (seconds % 60 == 0 ? "" : " \(seconds % 60) s")
+        }
+
         @OptionGroup var common: CommonOptions
 
         func run() throws {
@@ -107,6 +112,10 @@ struct ConfigCommand: ParsableCommand {
                                                             zoneName: TimeZone.current.abbreviation() ?? "UTC",
                                                             values: OverlayFields.configured(c, deviceID: nil).current)
                     print("overlay: \(sample.map { "\"\($0)\" at \(c.overlay.position.rawValue), \(c.overlay.sizePercent) % high" } ?? "none")  privacy: \(c.privacy.masks.count) rectangle(s)\(c.privacy.maskPicture.map { " and \($0)" } ?? "") (kioskcam config overlay --out preview.png shows them)")
+                }
+                if c.timelapse.isEnabled {
+                    let t = c.timelapse
+                    print("timelapse: a frame every \(t.intervalSeconds) s into \(LibraryLayout(root: c.storage.mediaRoot).timelapseDirectory)/YYYYMMDD.mp4 at \(t.framesPerSecond) fps (a day plays in \(Self.minutesAndSeconds(86_400 / t.intervalSeconds / t.framesPerSecond)))")
                 }
                 // Keys an admin saved from the web app's Settings page win over the file: say so.
                 let saved = WebSettingsFile.path(stateDirectory: c.control.stateDirectory)

@@ -39,9 +39,10 @@ final class ConfigurationReloadTests: XCTestCase {
         new.onvif.enabled = true
         new.overlay.text = "%T"
         new.privacy.masks = [MotionRegion(x: 0, y: 0, width: 0.5, height: 0.5)]
+        new.timelapse.intervalSeconds = 10
         let change = ConfigurationReload(from: Configuration(), to: new)
         XCTAssertEqual(change.appliedNow, [])
         XCTAssertEqual(Set(change.needRestart), ["microphone", "encoder", "snapshot", "logging", "touch", "screen", "control",
-                                                 "mqtt", "upload", "web", "rtsp", "onvif", "overlay", "privacy"])
+                                                 "mqtt", "upload", "web", "rtsp", "onvif", "overlay", "privacy", "timelapse"])
     }
 }

@@ -215,6 +215,8 @@ final class ConfigurationTests: XCTestCase {
         ("overlay", "size_percent", "6.5"),
         ("privacy", "masks", "[\"60,0,40,30\", [0, 0.75, 0.25, 0.25]]"),
         ("privacy", "mask_png", "\"/etc/kioskcam/privacy.png\""),
+        ("timelapse", "interval_seconds", "15"),
+        ("timelapse", "fps", "25"),
     ]
 
     /// Sections whose expected values come from parsing the section alone (their own
@@ -319,6 +321,8 @@ final class ConfigurationTests: XCTestCase {
         expected.overlay.sizePercent = 6.5
         expected.privacy.masks = [MotionRegion(x: 0.6, y: 0, width: 0.4, height: 0.3), MotionRegion(x: 0, y: 0.75, width: 0.25, height: 0.25)]
         expected.privacy.maskPicture = "/etc/kioskcam/privacy.png"
+        expected.timelapse.intervalSeconds = 15
+        expected.timelapse.framesPerSecond = 25
         for section in Self.sectionsCheckedAlone {
             let alone = Self.fullFile.filter { $0.section == section }.map { "\($0.key) = \($0.value)" }
             let parsed = try XCTUnwrap(parse("[\(section)]\n" + alone.joined(separator: "\n") + "\n"))

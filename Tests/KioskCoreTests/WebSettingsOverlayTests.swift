@@ -58,6 +58,23 @@ final class WebSettingsOverlayTests: XCTestCase {
         }
     }
 
+    /// The timelapse's interval and rate from the settings page; out-of-range values refused by name.
+    func testTheTimelapseFromThePage() throws {
+        var overlay = WebSettingsOverlay()
+        try overlay.take(["timelapse.interval_seconds": .integer(5), "timelapse.fps": .integer(24)], onTopOf: Configuration())
+        var configuration = Configuration()
+        try WebSettingsOverlay(toml: overlay.toml, file: "/state/web-settings.toml").apply(to: &configuration, file: "/state/web-settings.toml")
+        XCTAssertEqual(configuration.timelapse.intervalSeconds, 5)
+        XCTAssertEqual(configuration.timelapse.framesPerSecond, 24)
+        XCTAssertEqual(WebSettings.values(of: configuration)["timelapse.interval_seconds"], .integer(5), "GET shows what was saved")
+        for (key, value) in [("timelapse.interval_seconds", JSONValue.integer(-1)), ("timelapse.fps", .integer(0)),
+                             ("timelapse.fps", .string("30"))] {
+            XCTAssertThrowsError(try overlay.take([key: value], onTopOf: Configuration()), "\(key) = \(value)") { error in
+                XCTAssertEqual((error as? WebSettingsOverlay.Refusal)?.key, key)
+            }
+        }
+    }
+
     func testALaterChangeKeepsTheEarlierKeys() throws {
         var overlay = WebSettingsOverlay()
         try overlay.take(["camera.rotation": .integer(180)], onTopOf: Configuration())

@@ -215,6 +215,25 @@ final class LibraryPurgerTests: XCTestCase {
         XCTAssertEqual(try listing(root + "/photo"), ["\(root)/photo/\(today.folderName)", "\(root)/photo/\(today.folderName)/000000.jpg"])
     }
 
+    /// Timelapse movies go with their day's retention; today's, newer ones, other names
+    /// and a symlink (even to an old day's name) stay.
+    func testRetentionDeletesOldDaysTimelapseMovies() throws {
+        let folder = TemporaryDirectory()
+        let root = folder.path + "/media"
+        for age in [0, 1, 2, 5] { try write("\(root)/timelapse/\(day(age).folderName).mp4", bytes: 10) }
+        try write("\(root)/timelapse/\(day(5).folderName)-2.mp4", bytes: 10)
+        try write("\(root)/timelapse/notes.txt", bytes: 10)
+        try write(folder.path + "/outside.mp4", bytes: 10)
+        try symlink("\(root)/timelapse/\(day(9).folderName).mp4", to: folder.path + "/outside.mp4")
+        let plan = try purger(root, days: 2).dryRun(today: today, bitrate: nil)
+        XCTAssertEqual(plan.timelapseMovies, ["\(day(2).folderName).mp4", "\(day(5).folderName)-2.mp4", "\(day(5).folderName).mp4"].sorted())
+        XCTAssertTrue(exists("\(root)/timelapse/\(day(5).folderName).mp4"), "a dry run deletes nothing")
+        try purger(root, days: 2).purge(today: today, bitrate: nil)
+        XCTAssertEqual(try listing(root + "/timelapse"), ["\(root)/timelapse/\(day(0).folderName).mp4", "\(root)/timelapse/\(day(1).folderName).mp4",
+                                                          "\(root)/timelapse/\(day(9).folderName).mp4", "\(root)/timelapse/notes.txt"].sorted())
+        XCTAssertTrue(exists(folder.path + "/outside.mp4"))
+    }
+
     func testDateOfARecordingInIncomingIsProtected() throws {
         let folder = TemporaryDirectory()
         let root = folder.path + "/media"

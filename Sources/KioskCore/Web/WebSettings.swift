@@ -4,7 +4,8 @@
 public enum WebSettings {
     public static let keys = ["camera.rotation", "camera.mirror", "motion.threshold_percent", "motion.mask", "events.mode",
                               "events.pre_seconds", "events.post_seconds", "storage.retention_days", "stream.url",
-                              "overlay.text", "overlay.position", "privacy.masks"]
+                              "overlay.text", "overlay.position", "privacy.masks",
+                              "timelapse.interval_seconds", "timelapse.fps"]
 
     /// The keys' values in `configuration`, as JSON.
     public static func values(of configuration: Configuration) -> [String: JSONValue] {
@@ -22,6 +23,8 @@ public enum WebSettings {
             "overlay.text": .string(configuration.overlay.text),
             "overlay.position": .string(configuration.overlay.position.rawValue),
             "privacy.masks": .array(configuration.privacy.masks.map { .array([.number($0.x), .number($0.y), .number($0.width), .number($0.height)]) }),
+            "timelapse.interval_seconds": .integer(Int64(configuration.timelapse.intervalSeconds)),
+            "timelapse.fps": .integer(Int64(configuration.timelapse.framesPerSecond)),
         ]
     }
 
