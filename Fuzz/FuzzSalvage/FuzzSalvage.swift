@@ -79,12 +79,40 @@ func checkScan(_ bytes: UnsafeRawBufferPointer) -> FragmentedMP4Scan.Result {
     Fuzz.require(result.hasHeader || result.playableLength == 0, "keeps bytes without a header")
     Fuzz.require(result.fragments >= 0 && result.fragments <= bytes.count / 16, "\(result.fragments) fragments in \(bytes.count) bytes")
     Fuzz.trace("scan: \(result)")
+    checkContinuation(bytes, result)
     guard result.hasHeader else { return result }
     let again = scan(Int(result.playableLength))
     Fuzz.trace("scan of the kept part: \(again)")
     Fuzz.require(again.playableLength == result.playableLength && again.hasHeader,
                  "scanning the kept \(result.playableLength) bytes keeps \(again.playableLength)")
     return result
+}
+
+/// What the timelapse reads to continue a movie: the same scan's facts, the samples of
+/// whole fragments only, the header inside the file, the end of the fragments inside the
+/// kept part; and the box lookup (the header's `stsd` and `tkhd`) on the header and on
+/// the whole input, never past what it was given.
+func checkContinuation(_ bytes: UnsafeRawBufferPointer, _ result: FragmentedMP4Scan.Result) {
+    let all = [UInt8](bytes)
+    let found = FragmentedMP4Scan.continuation(fileSize: Int64(all.count)) { offset, count in
+        guard offset >= 0, offset < Int64(all.count), count >= 0 else { return [] }
+        return Array(all[Int(offset)..<min(all.count, Int(offset) + count)])
+    }
+    Fuzz.require((found != nil) == result.hasHeader, "a continuation without a header, or none with one")
+    for path in [["moov", "trak", "mdia", "minf", "stbl", "stsd"], ["moov", "trak", "tkhd"], ["moov", "trak", "mdia", "minf", "stbl", "stsd", "avc1"]] {
+        if let box = FragmentedMP4Scan.box(at: path, inside: all[...]) {
+            Fuzz.require(box.startIndex >= 0 && box.endIndex <= all.count && box.count >= 8, "box \(path) at \(box.startIndex)..<\(box.endIndex)")
+        }
+    }
+    guard let found else { return }
+    Fuzz.require(found.result == result, "the continuation's scan differs: \(found.result) vs \(result)")
+    Fuzz.require(found.headerOffset >= 0 && found.headerLength >= 8 && found.headerOffset + found.headerLength <= Int64(all.count),
+                 "header at \(found.headerOffset)+\(found.headerLength) in \(all.count) bytes")
+    Fuzz.require(found.fragmentsEnd >= found.headerOffset + found.headerLength && found.fragmentsEnd <= result.playableLength,
+                 "fragments end at \(found.fragmentsEnd), kept \(result.playableLength)")
+    Fuzz.require(found.samples <= UInt64(all.count), "\(found.samples) samples in \(all.count) bytes")
+    let header = all[Int(found.headerOffset)..<Int(found.headerOffset + found.headerLength)]
+    _ = FragmentedMP4Scan.box(at: ["moov", "trak", "mdia", "minf", "stbl", "stsd"], inside: header)
 }
 
 /// Each open descriptor and what it is.

@@ -428,3 +428,90 @@ hil_overlay_checks() {
             "$dir/ref-masks.yuv" "${pairs[@]}")"
     done
 }
+
+# hil_timelapse_checks LABEL KIOSKCAM WORKDIR CAMERA SIZE: `kioskcam run` with
+# [timelapse] interval_seconds = 1 on the real camera until the movie holds 5 frames, then
+# kill -9: the movie must play, at the camera's size, its frames a second of a moving scene
+# apart; the next start must continue it ("continuing at frame N") and it must still play.
+hil_timelapse_checks() {
+    local label=$1 kioskcam=$2 dir=$3 camera_source=$4 size=$5
+    rm -rf "$dir"
+    mkdir -p "$dir/state"
+    cat >"$dir/kioskcam.toml" <<EOT
+[storage]
+media_root = "$dir/media"
+[camera]
+source = "$camera_source"
+size = "$size"
+fps = 30
+[microphone]
+source = "none"
+[encoder]
+preset = "ultrafast"
+[screen]
+framebuffer = "file:$dir/screen.fb"
+[lock]
+start_locked = false
+[control]
+state_directory = "$dir/state"
+socket = "$dir/control.sock"
+socket_group = ""
+metrics_file = ""
+[timelapse]
+interval_seconds = 1
+fps = 10
+EOT
+    local frames_of='import json, sys; print(json.load(sys.stdin).get("timelapse_frames", 0))'
+    local daemon movie before after
+    "$kioskcam" run --config "$dir/kioskcam.toml" >"$dir/daemon.log" 2>&1 &
+    daemon=$!
+    if ! hil_wait_for 120 sh -c "[ \"\$('$kioskcam' status --json --config '$dir/kioskcam.toml' | python3 -c '$frames_of')\" -ge 5 ]"; then
+        hil_fail "$label timelapse: 5 frames in the day's movie" "$(grep -E "timelapse|error" "$dir/daemon.log" | tail -n 3 | tr '\n' ' ')"
+        kill -9 "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null
+        return
+    fi
+    kill -9 "$daemon"
+    wait "$daemon" 2>/dev/null
+    movie=$(ls "$dir"/media/timelapse/*.mp4 2>/dev/null | head -n 1)
+    before=$(ffprobe -v error -count_frames -select_streams v -show_entries stream=nb_read_frames -of csv=p=0 "$movie" 2>/dev/null)
+    if [[ ${before:-0} -ge 5 ]] && [[ -z $(ffmpeg -nostdin -v error -i "$movie" -f null - 2>&1) ]] &&
+        [[ $(ffprobe -v error -select_streams v -show_entries stream=width,height -of csv=s=x:p=0 "$movie") == "$size" ]]; then
+        hil_pass "$label timelapse: kill -9 leaves $(basename "$movie") playable, $before frames at $size"
+    else
+        hil_fail "$label timelapse: kill -9 leaves a playable movie" "movie '$movie', ${before:-no} frames"
+    fi
+    # The scene moves, so a frame a second apart from its neighbour differs.
+    if python3 - "$movie" "$size" <<'PY'
+import subprocess, sys
+movie, size = sys.argv[1], sys.argv[2]
+w, h = map(int, size.split("x"))
+raw = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", movie, "-frames:v", "3", "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+                     capture_output=True, check=True).stdout
+frames = [raw[i * w * h:(i + 1) * w * h] for i in range(3)]
+diff = [sum(abs(a - b) for a, b in zip(x, y)) / (w * h) for x, y in zip(frames, frames[1:])]
+print(f"mean luma change between frames: {diff}")
+sys.exit(0 if len(raw) == 3 * w * h and all(d > 1 for d in diff) else 1)
+PY
+    then
+        hil_pass "$label timelapse: consecutive frames show the moving scene a second apart"
+    else
+        hil_fail "$label timelapse: consecutive frames differ" "the scene did not move between frames"
+    fi
+    "$kioskcam" run --config "$dir/kioskcam.toml" >"$dir/daemon2.log" 2>&1 &
+    daemon=$!
+    if hil_wait_for 120 grep -q "continuing at frame $before" "$dir/daemon2.log" &&
+        hil_wait_for 120 sh -c "[ \"\$('$kioskcam' status --json --config '$dir/kioskcam.toml' | python3 -c '$frames_of')\" -ge $((before + 3)) ]"; then
+        kill -TERM "$daemon"
+        wait "$daemon"
+        after=$(ffprobe -v error -count_frames -select_streams v -show_entries stream=nb_read_frames -of csv=p=0 "$movie" 2>/dev/null)
+        if [[ ${after:-0} -ge $((before + 3)) ]] && [[ -z $(ffmpeg -nostdin -v error -i "$movie" -f null - 2>&1) ]] &&
+            [[ $(ls "$dir"/media/timelapse/ | wc -l) -eq 1 ]]; then
+            hil_pass "$label timelapse: the next start continues the movie ($before → $after frames, plays)"
+        else
+            hil_fail "$label timelapse: the continued movie plays" "$before → ${after:-no} frames; $(ls "$dir"/media/timelapse/ | tr '\n' ' ')"
+        fi
+    else
+        hil_fail "$label timelapse: the next start continues the movie" "$(grep -E "timelapse|error" "$dir/daemon2.log" | tail -n 3 | tr '\n' ' ')"
+        kill -9 "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null
+    fi
+}

@@ -330,6 +330,11 @@ else
     hil_fail "motion: vivid's Horizontal Movement control" "$(cat "$WORK/v4l2-ctl.err")"
 fi
 
+# --- timelapse: a frame a second of vivid's moving bars, kill -9, and the next start ---
+v4l2-ctl -d /dev/video0 -c horizontal_movement=4 2>/dev/null
+hil_timelapse_checks vivid "$KIOSKCAM" "$WORK/timelapse" /dev/video0 "$SIZE"
+v4l2-ctl -d /dev/video0 -c horizontal_movement=3 2>/dev/null
+
 # --- the wrappers' own hardware tests (skipped on a host without devices) -------------
 hil_xctest --dir "$WORK" v4l2 KIOSKCAM_HIL_CAMERA=/dev/video0 -- KioskV4L2Tests.V4L2CameraHILTests
 # ALSAHardwareTests (periods 20 ± 5 ms apart by the driver's stamps) run in media.sh.
