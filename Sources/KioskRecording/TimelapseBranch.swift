@@ -142,11 +142,12 @@ public final class TimelapseOutput: PacketOutput, Sendable {
         var lastFailure: (time: MonotonicInstant, message: String)?
         var retryAfter: MonotonicInstant?
         var failures = 0
-        var skipped = 0
         var written = 0
     }
-    // The encoder thread's; the lock is for status readers.
+    // The encoder thread's alone (its lock is never contended); status reads `published`,
+    // so a slow write or sync never holds up `kioskcam status`.
     private let writing = Locked(Writing())
+    private let published = Locked(Status(path: nil, frames: 0, failure: nil, written: 0))
 
     /// A failed movie is opened again no sooner than this.
     static let retryNanoseconds: Int64 = 10_000_000_000
@@ -172,11 +173,12 @@ public final class TimelapseOutput: PacketOutput, Sendable {
         public var written: Int
     }
 
-    public var status: Status {
-        writing.withLock { w in
-            Status(path: w.file?.path, frames: w.file?.frames ?? 0, failure: w.file == nil ? w.lastFailure?.message : nil,
-                   written: w.written)
-        }
+    public var status: Status { published.withLock { $0 } }
+
+    private func publish(_ w: Writing) {
+        let status = Status(path: w.file?.path, frames: w.file?.frames ?? 0, failure: w.file == nil ? w.lastFailure?.message : nil,
+                            written: w.written)
+        published.withLock { $0 = status }
     }
 
     /// Notes the day of the frame that will carry `time` (the camera thread, before encoding).
@@ -208,6 +210,7 @@ public final class TimelapseOutput: PacketOutput, Sendable {
         let now = clock.now()
         let frameDay = day(of: packet.time)
         writing.withLock { w in
+            defer { publish(w) }
             let day = frameDay ?? w.day ?? CalendarDate(daysSince1970: 0)
             w.day = day
             if let file = w.file, file.day != day || !file.parameters.sameSetup(as: parameters) {
@@ -216,7 +219,6 @@ public final class TimelapseOutput: PacketOutput, Sendable {
             }
             if w.file == nil {
                 guard packet.isKeyframe, w.retryAfter.map({ now.nanoseconds(since: $0) >= 0 }) ?? true else {
-                    w.skipped += 1
                     if w.retryAfter.map({ now.nanoseconds(since: $0) >= 0 }) ?? true { requestKeyframe(packet.time) }
                     return
                 }
@@ -264,6 +266,7 @@ public final class TimelapseOutput: PacketOutput, Sendable {
         writing.withLock { w in
             w.file?.close()
             w.file = nil
+            publish(w)
         }
     }
 }
