@@ -415,9 +415,10 @@ private final class AudioInputFile {
 
     /// - Throws: `MediaError.invalidInput` naming the path and the system's or FFmpeg's reason.
     init(path: String, operation: String) throws(MediaError) {
-        var context: UnsafeMutablePointer<AVFormatContext>? = nil
-        let opened = avformat_open_input(&context, path, nil, nil)
-        guard opened >= 0, let context else {
+        switch OwnContainerInput.open(path) {
+        case .opened(let context):
+            pointer = context
+        case .failed(let opened):
             let hint: String
             switch opened {
             case kc_averror(ENOENT): hint = "Check the path"
@@ -425,8 +426,9 @@ private final class AudioInputFile {
             default: hint = "The file is not a sound recording FFmpeg can read"
             }
             throw MediaError(.invalidInput, operation: operation, path: path, averror: opened, hint: hint)
+        case .notOurs(let what):
+            throw OwnContainerInput.refusal(what, operation: operation, path: path)
         }
-        pointer = context
     }
 
     deinit {

@@ -199,15 +199,19 @@ final class ClipInputFile {
     /// - Throws: `MediaError.invalidInput` naming the path and what to do.
     init(path: String) throws(MediaError) {
         self.path = path
-        var context: UnsafeMutablePointer<AVFormatContext>? = nil
-        let opened = avformat_open_input(&context, path, nil, nil)
-        guard opened >= 0, let context else {
+        let context: UnsafeMutablePointer<AVFormatContext>
+        switch OwnContainerInput.open(path) {
+        case .opened(let opened):
+            context = opened
+        case .failed(let opened):
             let hint = switch opened {
             case kc_averror(ENOENT): "Check the path"
             case kc_averror(EACCES): "Check that kioskcam may read the file"
             default: "Give a kioskcam recording (.mp4 or .m4a)"
             }
             throw MediaError(.invalidInput, operation: "open recording", path: path, averror: opened, hint: hint)
+        case .notOurs(let what):
+            throw OwnContainerInput.refusal(what, operation: "open recording", path: path)
         }
         pointer = context
         try check(avformat_find_stream_info(context, nil), .invalidInput, "read stream info", path: path,

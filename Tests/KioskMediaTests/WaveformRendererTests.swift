@@ -89,13 +89,25 @@ final class WaveformRendererTests: XCTestCase {
         XCTAssertEqual(folder.files(), ["sound.m4a", "sound.png", "sound.wav"])
     }
 
-    func testADTSWithEstimatedLengthAndReplacingAnOldPicture() throws {
-        // Raw ADTS states no length (libavformat estimates it from the bit rate), so the
-        // first pass is off and the renderer decodes again with the real count.
+    func testAWrongStatedLengthAndReplacingAnOldPicture() throws {
+        // An M4A whose header states half its length (mdhd): the first pass is off, and the
+        // renderer decodes again with the real count. (Raw ADTS, which states no length, is
+        // not read at all: kioskcam reads only its own containers.)
         let folder = TemporaryDirectory()
-        let wav = folder.path + "/sound.wav", aac = folder.path + "/sound.aac", png = folder.path + "/sound.png"
+        let wav = folder.path + "/sound.wav", aac = folder.path + "/sound.m4a", png = folder.path + "/sound.png"
         try writeToneSilenceTone(wav)
         try Tool.run("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "aac", aac])
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: aac)))
+        let mdhd = try XCTUnwrap((0..<(bytes.count - 4)).first { bytes[$0..<($0 + 4)] == ArraySlice("mdhd".utf8) })
+        XCTAssertEqual(bytes[mdhd + 4], 0, "version 0: 32-bit times")
+        let at = mdhd + 4 + 4 + 4 + 4 + 4   // version/flags, creation, modification, timescale
+        let duration = bytes[at..<(at + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } / 2
+        bytes.replaceSubrange(at..<(at + 4), with: [UInt8(duration >> 24), UInt8(duration >> 16 & 0xFF), UInt8(duration >> 8 & 0xFF), UInt8(duration & 0xFF)])
+        try Data(bytes).write(to: URL(fileURLWithPath: aac))
+        let adts = folder.path + "/raw.aac"
+        try Tool.run("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "aac", "-f", "adts", adts])
+        assertRefused(adts, in: folder, mentioning: "raw AAC (ADTS)")
+        try FileManager.default.removeItem(atPath: adts)
         let decoder = try AudioFileDecoder(path: aac)
         let stated = try XCTUnwrap(decoder.expectedFrames)
         let decoded = try decoder.decode { _ in }
@@ -103,7 +115,7 @@ final class WaveformRendererTests: XCTestCase {
         try Data("old picture".utf8).write(to: URL(fileURLWithPath: png))
         try WaveformRenderer.render(audioFile: aac, to: png, size: size)
         try assertToneSilenceTonePicture(png, tolerance: 2)
-        XCTAssertEqual(folder.files(), ["sound.aac", "sound.png", "sound.wav"])
+        XCTAssertEqual(folder.files(), ["sound.m4a", "sound.png", "sound.wav"])
     }
 
     func testDecoderMixesChannelsToMonoFloat() throws {
@@ -136,11 +148,21 @@ final class WaveformRendererTests: XCTestCase {
         let wav = folder.path + "/sound.wav"
         try writeToneSilenceTone(wav, third: 0.25)
         let reference = try WaveformRenderer.columns(of: wav, count: 60)
-        let codecs = ["pcm_f32le": "flt", "pcm_s32le": "s32", "pcm_s16le_planar": "s16p", "pcm_s32le_planar": "s32p",
+        // In the containers kioskcam reads (WAV, MP4/M4A): ALAC's decoder gives the planar formats.
+        let codecs = ["pcm_f32le": "flt", "pcm_s32le": "s32", "alac": "s16p", "alac-24": "s32p",
                       "pcm_f64le": "dbl", "pcm_u8": "u8", "flac": "s16", "libopus": "flt"].sorted { $0.key < $1.key }
-        func path(_ codec: String) -> String { folder.path + "/\(codec).nut" }
+        func path(_ codec: String) -> String {
+            folder.path + "/\(codec)" + (codec.hasPrefix("pcm") ? ".wav" : codec.hasPrefix("alac") ? ".m4a" : ".mp4")
+        }
+        func arguments(_ codec: String) -> [String] {
+            switch codec {
+            case "alac-24": ["-c:a", "alac", "-sample_fmt", "s32p"]
+            case "flac", "libopus": ["-c:a", codec, "-strict", "-2"]
+            default: ["-c:a", codec]
+            }
+        }
         // One ffmpeg run for all (each start costs ~0.1 s); without Opus if this build lacks it.
-        func outputs(_ names: [String]) -> [String] { names.flatMap { ["-c:a", $0, path($0)] } }
+        func outputs(_ names: [String]) -> [String] { names.flatMap { arguments($0) + [path($0)] } }
         let names = codecs.map(\.key)
         if try Tool.run("ffmpeg", ["-v", "error", "-i", wav] + outputs(names), allowFailure: true).status != 0 {
             try Tool.run("ffmpeg", ["-v", "error", "-y", "-i", wav] + outputs(names.filter { $0 != "libopus" }))
@@ -215,7 +237,7 @@ final class WaveformRendererTests: XCTestCase {
         try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "color=c=red:s=64x64", "-frames:v", "1", jpeg])
         try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=d=0.2:s=64x64:r=10", "-c:v", "mpeg4", mp4])
         try Data("this is not a recording\n".utf8).write(to: URL(fileURLWithPath: text))
-        assertRefused(jpeg, in: folder, mentioning: "no audio stream")
+        assertRefused(jpeg, in: folder, mentioning: "no audio stream")   // kioskcam's stills are read (thumbnails)
         assertRefused(mp4, in: folder, mentioning: "no audio stream (it holds video mpeg4)")
         assertRefused(text, in: folder)
         XCTAssertEqual(folder.files(), ["notes.m4a", "silent-film.mp4", "still.jpg"])
