@@ -533,11 +533,10 @@ public final class Appliance: Sendable {
         )
     }
 
-    /// One `statvfs` for both figures.
+    /// Free and total bytes, from the library's one `statvfs` reader (its products are
+    /// checked: a file system's block counts times its block size can exceed Int64).
     static func space(at path: String) -> (free: Int64, total: Int64)? {
-        var info = statvfs()
-        guard statvfs(path, &info) == 0 else { return nil }
-        return (Int64(info.f_bavail) * Int64(info.f_frsize), Int64(info.f_blocks) * Int64(info.f_frsize))
+        try? LibraryScanner.freeSpace(of: path)
     }
 
     /// Finishes the recording (trailer written, file moved into the library), stops the
