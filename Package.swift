@@ -226,7 +226,7 @@ let package = Package(
             linkerSettings: broadcastLinkerSettings
         ),
 
-        /// Fuzz targets, one per parser of outside data (README, "Fuzzing"). Built by
+        /// Fuzz targets, one per parser of outside data (docs/testing.md, "Fuzzing"). Built by
         /// scripts/fuzz (-DFUZZING, -sanitize=fuzzer,address) each is a libFuzzer entry
         /// point; a plain build makes each a runner that replays its corpus once.
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),

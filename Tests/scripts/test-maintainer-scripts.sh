@@ -370,7 +370,7 @@ fi
 
 echo "== package-deb (a stand-in binary: layout, control, maintainer scripts)"
 # /usr/bin/true: a small ELF without the Swift runtime, so the package logic is tested
-# in seconds; the real release .deb is built the same way (README).
+# in seconds; the real release .deb is built the same way (docs/board.md).
 run 0 "$scripts/package-deb" --arch "$(dpkg --print-architecture)" --binary /usr/bin/true --broadcast-binary /usr/bin/false \
   --output "$work/deb" --compression none --version 1.2.3
 deb=$work/deb/kioskcam_1.2.3_$(dpkg --print-architecture).deb
@@ -381,7 +381,7 @@ for field in "Package: kioskcam" "Version: 1.2.3" "libavcodec59" "libgpiod2" "li
 done
 dpkg-deb --contents "$deb" >"$work/contents"
 for path in ./usr/bin/kioskcam ./usr/bin/kioskcam-broadcast ./usr/lib/systemd/system/kioskcam.service ./usr/lib/udev/rules.d/70-kioskcam.rules \
-  ./usr/lib/tmpfiles.d/kioskcam.conf ./usr/lib/sysusers.d/kioskcam.conf ./etc/kioskcam/kioskcam.toml ./usr/share/doc/kioskcam/copyright; do
+  ./usr/lib/tmpfiles.d/kioskcam.conf ./usr/lib/sysusers.d/kioskcam.conf ./etc/kioskcam/kioskcam.toml ./usr/share/doc/kioskcam/copyright ./usr/share/doc/kioskcam/docs/timelapse.md ./usr/share/doc/kioskcam/docs/api.yaml; do
   has "$work/contents" " $path"
 done
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles >"$work/conffiles"

@@ -156,7 +156,7 @@ public struct Configuration: Sendable, Equatable {
         public var preset = "veryfast"
         /// libx264 tuning. `zerolatency` (the default) encodes each frame as it comes,
         /// with no lookahead and no frame threads: a recording starts and stops at once
-        /// and the encoder holds one frame instead of a dozen (see the README's figures).
+        /// and the encoder holds one frame instead of a dozen (see the figures in docs/testing.md).
         /// "none" leaves libx264's own defaults.
         public var tune = "zerolatency"
         /// Video bitrate in bits/s; nil: 4.05 bits per pixel below 640x480, else 10.1.

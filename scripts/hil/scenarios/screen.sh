@@ -53,7 +53,7 @@ fi
 
 # The kernel console draws on vfb too (a blinking cursor at the top left) and would
 # change pixels between the render and the read-back: take it off the framebuffer, as
-# an appliance does (see README "Screen").
+# an appliance does (see docs/devices.md, "Screen").
 for vtcon in /sys/class/vtconsole/vtcon*; do
     if grep -qi "frame buffer" "$vtcon/name" 2>/dev/null; then
         echo 0 >"$vtcon/bind" && hil_log "unbound the framebuffer console ($(cat "$vtcon/name"))"
