@@ -452,7 +452,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             _ = renderer?.render(model)
         case .refreshPreview(let model):
             guard let renderer, let frame = appliance.graph.preview.takeNewFrame() else { return }
-            let updated = (try? renderer.updatePreview(frame)) != nil
+            let updated = (try? renderer.updatePreview(frame, overlay: previewOverlay(for: frame))) != nil
             frame.buffer.doneReading()
             if updated { _ = renderer.render(model) }
         case .setPanelBlank(let blank):
@@ -493,6 +493,21 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     }
 
     // MARK: Media view
+
+    /// `[overlay]` for the preview when `overlay.preview` asks for it: the text for the
+    /// frame's capture time, in the device's zone (as the recordings carry it).
+    private func previewOverlay(for frame: VideoFrame) -> PreviewOverlay? {
+        guard configuration.overlay.onPreview, let spec = appliance.graph.encoder.overlay else { return nil }
+        let captured = Date().timeIntervalSince1970 - Double(clock.now().nanoseconds(since: frame.timestamp)) / 1e9
+        let second = Int64(max(-1e15, min(1e15, captured.rounded(.down))))
+        let date = Date(timeIntervalSince1970: Double(second))
+        let zone = TimeZone.current
+        var values = spec.fields.current
+        values.frame = frame.sequence
+        let text = spec.text.render(unixSeconds: second, utcOffsetSeconds: zone.secondsFromGMT(for: date),
+                                    zoneName: zone.abbreviation(for: date) ?? "UTC", values: values)
+        return PreviewOverlay(text: text, position: spec.position, heightFraction: spec.heightFraction)
+    }
 
     private func performMedia(_ request: MediaViewEffect, now: MonotonicInstant) {
         let listing = LibraryListing(layout: LibraryLayout(root: configuration.storage.mediaRoot))

@@ -71,7 +71,7 @@ public final class ScreenRenderer: @unchecked Sendable {
     /// Converts `frame` into the cached preview picture, scaled to fit the preview area
     /// (letter-boxed). Call at `screen.preview_fps` with the newest frame.
     /// - Throws: `ScreenError.drawing` when libswscale cannot convert the frame's format.
-    public func updatePreview(_ frame: VideoFrame) throws(ScreenError) {
+    public func updatePreview(_ frame: VideoFrame, overlay: PreviewOverlay? = nil) throws(ScreenError) {
         try lock.withLock { () throws(ScreenError) in
             guard frame.buffer.byteCount >= frame.format.frameByteCount else {
                 throw ScreenError(.drawing, path: "memory", operation: "preview",
@@ -84,6 +84,7 @@ public final class ScreenRenderer: @unchecked Sendable {
                                            orientation: previewOrientation)
             }
             scaler?.scale(frame)
+            if let overlay, let canvas = scaler?.destination { overlay.draw(on: canvas) }
             hasPreview = true
         }
     }

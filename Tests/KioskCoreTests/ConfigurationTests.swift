@@ -213,6 +213,7 @@ final class ConfigurationTests: XCTestCase {
         ("overlay", "text", "\"%Y-%m-%d %H:%M:%S  {device_name}\""),
         ("overlay", "position", "\"top-right\""),
         ("overlay", "size_percent", "6.5"),
+        ("overlay", "preview", "true"),
         ("privacy", "masks", "[\"60,0,40,30\", [0, 0.75, 0.25, 0.25]]"),
         ("privacy", "mask_png", "\"/etc/kioskcam/privacy.png\""),
         ("timelapse", "interval_seconds", "15"),
@@ -321,6 +322,7 @@ final class ConfigurationTests: XCTestCase {
         expected.overlay.sizePercent = 6.5
         expected.privacy.masks = [MotionRegion(x: 0.6, y: 0, width: 0.4, height: 0.3), MotionRegion(x: 0, y: 0.75, width: 0.25, height: 0.25)]
         expected.privacy.maskPicture = "/etc/kioskcam/privacy.png"
+        expected.overlay.onPreview = true
         expected.timelapse.intervalSeconds = 15
         expected.timelapse.framesPerSecond = 25
         for section in Self.sectionsCheckedAlone {

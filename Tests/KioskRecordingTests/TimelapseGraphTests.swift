@@ -142,7 +142,7 @@ final class TimelapseGraphTests: XCTestCase {
 
         let status = try run(seconds: 20, from: 40, directory: directory, dayOf: { _ in day })
         XCTAssertEqual(status.frames, 60)
-        XCTAssertEqual(try folder.files().filter { $0.hasSuffix(".mp4") }, ["timelapse/20261129.mp4"])
+        XCTAssertEqual(folder.files().filter { $0.hasSuffix(".mp4") }, ["timelapse/20261129.mp4"])
         XCTAssertEqual(try FFprobe.probe(movie).video?.frameCount, 60)
         try assertPlays(movie)
         let times = try frameTimes(movie)

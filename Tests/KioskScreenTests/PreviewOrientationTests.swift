@@ -49,4 +49,38 @@ final class PreviewOrientationTests: XCTestCase {
         XCTAssertEqual(try brightQuadrant(PictureOrientation(mirror: true)).quadrant, 1)
         XCTAssertEqual(try brightQuadrant(PictureOrientation(rotation: .quarter, mirror: true)).quadrant, 0)
     }
+
+    /// `overlay.preview = true`: the text is on the preview's own copy, white on black at
+    /// the corner asked for, at the share of its height asked for; without it, nothing.
+    func testTheOverlayOnThePreviewWhenAskedFor() throws {
+        let renderer = try ScreenRenderer(framebuffer: Framebuffer.memory(size: ScreenSize(width: 800, height: 480), format: .xrgb8888),
+                                          rotation: .none, previewOrientation: .upright)
+        let frame = markedFrame()   // the bottom right is grey (luma 40)
+        let overlay = PreviewOverlay(text: "2026-11-29 05:54:09", position: .bottomRight, heightFraction: 0.08)
+        try renderer.updatePreview(frame, overlay: overlay)
+        let picture = try XCTUnwrap(renderer.scaler?.destination)
+        let size = picture.size
+        func green(_ x: Int, _ y: Int) -> Int { Int(picture.pixels.load(fromByteOffset: y * picture.stride + x * 4 + 1, as: UInt8.self)) }
+        let box = overlay.box(on: size, textWidth: 0)
+        XCTAssertEqual(box.height, Int((0.08 * Double(size.height)).rounded()) + max(2, Int((0.08 * Double(size.height)).rounded()) / 6))
+        // Inside the box's rows at the bottom right: black with white text.
+        var black = 0, white = 0, total = 0
+        for y in (size.height - box.height + 1)..<(size.height - 1) {
+            for x in (size.width / 2)..<(size.width - 1) {
+                total += 1
+                if green(x, y) < 16 { black += 1 } else if green(x, y) > 220 { white += 1 }
+            }
+        }
+        XCTAssertGreaterThan(Double(white) / Double(total), 0.05, "white glyphs")
+        XCTAssertGreaterThan(Double(black) / Double(total), 0.4, "on a black box")
+        XCTAssertGreaterThan(green(size.width / 4, size.height / 4), 200, "the picture elsewhere is untouched (the bright quadrant)")
+        XCTAssertEqual(frame.buffer.mutableBytes[640 * 479 + 639], 40, "the camera's frame is never written")
+
+        try renderer.updatePreview(frame)
+        var lit = 0
+        for y in (size.height - box.height + 1)..<(size.height - 1) {
+            for x in (size.width / 2)..<(size.width - 1) where green(x, y) > 220 || green(x, y) < 16 { lit += 1 }
+        }
+        XCTAssertEqual(lit, 0, "without overlay.preview the preview is the camera's picture alone")
+    }
 }

@@ -6,6 +6,8 @@ extension Configuration {
         public var position = OverlayPosition.topLeft
         /// The text's height in percent of the picture's.
         public var sizePercent = 4.0
+        /// Also on the screen's preview (off: the screen shows the time in its status line).
+        public var onPreview = false
 
         public init() {}
 
@@ -51,6 +53,7 @@ extension Configuration {
             },
             .choice("overlay.position", OverlayPosition.self) { c, v in c.overlay.position = v },
             .number("overlay.size_percent", 1...20, unit: " percent of the picture's height") { c, v in c.overlay.sizePercent = v },
+            .bool("overlay.preview") { c, v in c.overlay.onPreview = v },
             ConfigKey(path: "privacy.masks",
                       allowed: "a list of rectangles of the picture as shown: \"left,top,width,height\" in percent, such as [\"60,0,40,30\"], or [left, top, width, height] in fractions, such as [[0.6, 0, 0.4, 0.3]]") { c, value in
                 guard case .array(let items) = value else { return false }
