@@ -8,18 +8,16 @@ import KioskCore
 /// Extensions): an init segment (`ftyp` + `moov`) once, then one small fragment (`moof` +
 /// `mdat`) per video frame, so a picture reaches the page one frame after it was encoded
 /// instead of one GOP later. libavformat's own mov muxer writes the boxes, into our buffer
-/// through a custom AVIO (no file, no seeking). One owner, one thread.
+/// through a custom AVIO (`InMemoryMP4`: no file, no seeking). One owner, one thread.
 public final class LiveFragmentMuxer {
     /// `ftyp` + `moov`: what a new viewer's SourceBuffer needs first.
     public private(set) var initSegment: [UInt8] = []
-    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private let muxer: InMemoryMP4
     private var videoStream: UnsafeMutablePointer<AVStream>?
     private var audioStream: UnsafeMutablePointer<AVStream>?
-    private let sink: MemorySink
     private let start: MonotonicInstant
     private var lastVideoPTS: Int64 = -1
     private var lastAudioPTS: Int64 = -1
-    private var closed = false
 
     /// - Parameters:
     ///   - video: The video stream, its SPS/PPS known.
@@ -28,43 +26,17 @@ public final class LiveFragmentMuxer {
     /// - Throws: `MediaError.muxer` when libavformat refuses the streams.
     public init(video: StreamParameters, audio: StreamParameters?, start: MonotonicInstant) throws(MediaError) {
         self.start = start
-        sink = MemorySink()
-        var context: UnsafeMutablePointer<AVFormatContext>? = nil
-        try check(avformat_alloc_output_context2(&context, nil, "mp4", nil), .muxer, "create the live muxer")
-        guard let context else { throw MediaError(.muxer, operation: "create the live muxer") }
-        format = context
-        do throws(MediaError) {
-            guard video.hasExtradata else {
-                throw MediaError(.muxer, operation: "start the live view", detail: "the video has no SPS/PPS yet")
-            }
-            try sink.attach(to: context)
-            context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-            context.pointee.avoid_negative_ts = 0
-            videoStream = try addStream(video)
-            videoStream?.pointee.avg_frame_rate = AVRational(num: Int32(max(video.framesPerSecond, 1)), den: 1)
-            if let audio { audioStream = try addStream(audio) }
-            var options: OpaquePointer? = nil
-            defer { av_dict_free(&options) }
-            // frag_custom: a fragment ends when we say (after each picture); default_base_moof
-            // is what MSE wants; no trailer: a live stream has no end to index.
-            av_dict_set(&options, "movflags", "+frag_custom+empty_moov+default_base_moof+skip_trailer", 0)
-            try check(avformat_write_header(context, &options), .muxer, "start the live view")
-            avio_flush(context.pointee.pb)
-            initSegment = sink.take()
-        } catch {
-            tearDown()
-            throw error
+        guard video.hasExtradata else {
+            throw MediaError(.muxer, operation: "start the live view", detail: "the video has no SPS/PPS yet")
         }
-    }
-
-    deinit { tearDown() }
-
-    private func addStream(_ parameters: StreamParameters) throws(MediaError) -> UnsafeMutablePointer<AVStream> {
-        guard let stream = avformat_new_stream(format, nil) else {
-            throw MediaError(.muxer, operation: "add a live stream", detail: "out of memory")
-        }
-        try parameters.configure(stream, path: "live view")
-        return stream
+        muxer = try InMemoryMP4(operation: "create the live muxer")
+        videoStream = try muxer.addStream(video, path: "live view")
+        videoStream?.pointee.avg_frame_rate = AVRational(num: Int32(max(video.framesPerSecond, 1)), den: 1)
+        if let audio { audioStream = try muxer.addStream(audio, path: "live view") }
+        // frag_custom: a fragment ends when we say (after each picture); default_base_moof
+        // is what MSE wants; no trailer: a live stream has no end to index.
+        initSegment = try muxer.writeHeader(["movflags": "+frag_custom+empty_moov+default_base_moof+skip_trailer"],
+                                            operation: "start the live view")
     }
 
     /// Adds one packet. After a picture the fragment is closed and returned (its bytes);
@@ -72,7 +44,6 @@ public final class LiveFragmentMuxer {
     /// - Returns: A finished fragment, or nil.
     /// - Throws: `MediaError.muxer` when libavformat refuses the packet.
     public func write(_ packet: EncodedPacket) throws(MediaError) -> [UInt8]? {
-        guard !closed, let format else { return nil }
         let offset = packet.time.nanoseconds(since: start)
         guard offset >= 0 else { return nil }
         let isVideo = packet.media == .video
@@ -82,23 +53,66 @@ public final class LiveFragmentMuxer {
         var owned: UnsafeMutablePointer<AVPacket>? = reference
         defer { av_packet_free(&owned) }
         if isVideo { lastVideoPTS = pts } else { lastAudioPTS = pts }
-        try check(av_write_frame(format, reference), .muxer, "mux a live packet")
-        guard packet.media == .video else { return nil }
-        try check(av_write_frame(format, nil), .muxer, "close a live fragment")
-        avio_flush(format.pointee.pb)
-        let fragment = sink.take()
+        let fragment = try muxer.write(reference, closingFragment: isVideo, operation: "mux a live packet")
         return fragment.isEmpty ? nil : fragment
     }
+}
 
-    private func tearDown() {
-        guard !closed else { return }
-        closed = true
-        if let format {
-            format.pointee.pb = nil
-            avformat_free_context(format)
-            self.format = nil
+/// libavformat's mp4 muxer writing into memory (`MemorySink`), for the muxers that hand
+/// out their bytes: the live view's fragments and the timelapse's. It owns the format
+/// context and frees it once, with its AVIO. One owner, one thread.
+final class InMemoryMP4 {
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private let sink = MemorySink()
+
+    /// - Throws: `MediaError.muxer` naming `operation` when libavformat or memory fails.
+    init(operation: String) throws(MediaError) {
+        var made: UnsafeMutablePointer<AVFormatContext>? = nil
+        try check(avformat_alloc_output_context2(&made, nil, "mp4", nil), .muxer, operation)
+        guard let made else { throw MediaError(.muxer, operation: operation) }
+        context = made
+        try sink.attach(to: made, operation: operation)   // on a throw, deinit frees the context
+        made.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        made.pointee.avoid_negative_ts = 0
+    }
+
+    deinit {
+        if let context {
+            context.pointee.pb = nil
+            avformat_free_context(context)
         }
         sink.close()
+    }
+
+    /// A new stream set up for `parameters`' packets.
+    func addStream(_ parameters: StreamParameters, path: String) throws(MediaError) -> UnsafeMutablePointer<AVStream> {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw MediaError(.muxer, operation: "add a stream", path: path, detail: "out of memory")
+        }
+        try parameters.configure(stream, path: path)
+        return stream
+    }
+
+    /// Writes the header with the muxer's `options` and returns its bytes (`ftyp` + `moov`).
+    func writeHeader(_ options: KeyValuePairs<String, String>, operation: String) throws(MediaError) -> [UInt8] {
+        guard let context else { throw MediaError(.muxer, operation: operation) }
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        try check(avformat_write_header(context, &dictionary), .muxer, operation)
+        avio_flush(context.pointee.pb)
+        return sink.take()
+    }
+
+    /// Writes a packet (its stream index and times set); with `closingFragment`, ends the
+    /// fragment (`frag_custom`) and returns the bytes written since the last call.
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, closingFragment: Bool, operation: String) throws(MediaError) -> [UInt8] {
+        guard let context else { return [] }
+        try check(av_write_frame(context, packet), .muxer, operation)
+        guard closingFragment else { return [] }
+        try check(av_write_frame(context, nil), .muxer, operation + ": close the fragment")
+        avio_flush(context.pointee.pb)
+        return sink.take()
     }
 }
 

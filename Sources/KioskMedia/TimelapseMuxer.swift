@@ -17,14 +17,12 @@ import KioskCore
 /// One owner, one thread.
 public final class TimelapseMuxer {
     /// `ftyp` + `moov`, written at the start of a new file.
-    public private(set) var initSegment: [UInt8] = []
+    public let initSegment: [UInt8]
     /// The number of the next frame (frames already in the file, plus those written).
     public private(set) var nextFrame: UInt64
-    private var format: UnsafeMutablePointer<AVFormatContext>?
-    private var stream: UnsafeMutablePointer<AVStream>?
-    private let sink = MemorySink()
+    private let muxer: InMemoryMP4
+    private let stream: UnsafeMutablePointer<AVStream>
     private let frameRate: AVRational
-    private var closed = false
 
     /// - Parameters:
     ///   - video: The encoder's stream (its SPS/PPS known).
@@ -36,77 +34,41 @@ public final class TimelapseMuxer {
         let rate = Int32(max(1, min(framesPerSecond, 240)))
         frameRate = AVRational(num: rate, den: 1)
         nextFrame = firstFrame
-        var context: UnsafeMutablePointer<AVFormatContext>? = nil
-        try check(avformat_alloc_output_context2(&context, nil, "mp4", nil), .muxer, "create the timelapse muxer")
-        guard let context else { throw MediaError(.muxer, operation: "create the timelapse muxer") }
-        format = context
-        do throws(MediaError) {
-            guard video.hasExtradata else {
-                throw MediaError(.muxer, operation: "start the timelapse", detail: "the video has no SPS/PPS yet")
-            }
-            guard firstFrame < UInt64(Int64.max / 2), firstFragment >= 1 else {
-                throw MediaError(.muxer, operation: "continue the timelapse", detail: "the file claims \(firstFrame) frames")
-            }
-            try sink.attach(to: context, operation: "start the timelapse")
-            context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-            context.pointee.avoid_negative_ts = 0
-            guard let stream = avformat_new_stream(context, nil) else {
-                throw MediaError(.muxer, operation: "start the timelapse", detail: "out of memory")
-            }
-            try video.configure(stream, path: "timelapse")
-            // One tick a frame: the muxer picks a finer timescale (a multiple of it).
-            stream.pointee.time_base = AVRational(num: 1, den: rate)
-            stream.pointee.avg_frame_rate = frameRate
-            self.stream = stream
-            var options: OpaquePointer? = nil
-            defer { av_dict_free(&options) }
-            // frag_custom: a fragment ends after each frame; frag_discont: its decode
-            // time comes from the frame's number, not from zero; no edit list (the file's
-            // first run wrote the only moov there will be); no trailer (the file never ends).
-            let discontinuous = firstFrame > 0 ? "+frag_discont" : ""
-            av_dict_set(&options, "movflags", "+frag_custom+empty_moov+default_base_moof+skip_trailer" + discontinuous, 0)
-            av_dict_set(&options, "fragment_index", String(firstFragment), 0)
-            av_dict_set(&options, "use_editlist", "0", 0)
-            try check(avformat_write_header(context, &options), .muxer, "start the timelapse")
-            avio_flush(context.pointee.pb)
-            initSegment = sink.take()
-        } catch {
-            tearDown()
-            throw error
+        guard video.hasExtradata else {
+            throw MediaError(.muxer, operation: "start the timelapse", detail: "the video has no SPS/PPS yet")
         }
+        guard firstFrame < UInt64(Int64.max / 2), firstFragment >= 1 else {
+            throw MediaError(.muxer, operation: "continue the timelapse", detail: "the file claims \(firstFrame) frames")
+        }
+        muxer = try InMemoryMP4(operation: "create the timelapse muxer")
+        stream = try muxer.addStream(video, path: "timelapse")
+        // One tick a frame: the muxer picks a finer timescale (a multiple of it).
+        stream.pointee.time_base = AVRational(num: 1, den: rate)
+        stream.pointee.avg_frame_rate = frameRate
+        // frag_custom: a fragment ends after each frame; frag_discont: its decode time
+        // comes from the frame's number, not from zero; no edit list (the file's first run
+        // wrote the only moov there will be); no trailer (the file never ends).
+        let discontinuous = firstFrame > 0 ? "+frag_discont" : ""
+        initSegment = try muxer.writeHeader(["movflags": "+frag_custom+empty_moov+default_base_moof+skip_trailer" + discontinuous,
+                                             "fragment_index": String(firstFragment), "use_editlist": "0"],
+                                            operation: "start the timelapse")
     }
-
-    deinit { tearDown() }
 
     /// Adds one frame and returns its fragment (the bytes to append to the file).
     /// - Throws: `MediaError.muxer` when libavformat refuses the packet.
     public func write(_ packet: EncodedPacket) throws(MediaError) -> [UInt8] {
-        guard !closed, let format, let stream, packet.media == .video, let reference = packet.reference() else { return [] }
+        guard packet.media == .video, let reference = packet.reference() else { return [] }
         var owned: UnsafeMutablePointer<AVPacket>? = reference
         defer { av_packet_free(&owned) }
-        let frame = Int64(nextFrame)
         let timeBase = stream.pointee.time_base
         let perFrame = AVRational(num: 1, den: frameRate.num)
-        reference.pointee.pts = av_rescale_q(frame, perFrame, timeBase)
+        reference.pointee.pts = av_rescale_q(Int64(nextFrame), perFrame, timeBase)
         reference.pointee.dts = reference.pointee.pts
         reference.pointee.duration = max(1, av_rescale_q(1, perFrame, timeBase))
         reference.pointee.stream_index = stream.pointee.index
         reference.pointee.pos = -1
-        try check(av_write_frame(format, reference), .muxer, "mux a timelapse frame")
-        try check(av_write_frame(format, nil), .muxer, "close a timelapse fragment")
-        avio_flush(format.pointee.pb)
+        let fragment = try muxer.write(reference, closingFragment: true, operation: "mux a timelapse frame")
         nextFrame += 1
-        return sink.take()
-    }
-
-    private func tearDown() {
-        guard !closed else { return }
-        closed = true
-        if let format {
-            format.pointee.pb = nil
-            avformat_free_context(format)
-            self.format = nil
-        }
-        sink.close()
+        return fragment
     }
 }
