@@ -143,22 +143,9 @@ public enum FragmentedMP4Scan {
         guard depth <= 10 else { return 0 }
         var total: UInt64 = 0
         var at = boxes.startIndex
-        while boxes.endIndex - at >= 8 {
-            let left = boxes.endIndex - at
-            var size = Int(bigEndian32(boxes, at))
-            var headerLength = 8
-            if size == 1 {
-                guard left >= 16 else { break }
-                let large = UInt64(bigEndian32(boxes, at + 8)) << 32 | UInt64(bigEndian32(boxes, at + 12))
-                size = large > UInt64(left) ? left : Int(large)
-                headerLength = 16
-            } else if size == 0 {
-                size = left
-            }
-            guard size >= headerLength else { break }
-            size = min(size, left)
+        while let (size, headerLength, type) = child(of: boxes, at: at, cutToFit: true) {
             let body = boxes[(at + headerLength)..<(at + size)]
-            switch String(decoding: boxes[(at + 4)..<(at + 8)], as: UTF8.self) {
+            switch type {
             case "traf": total += sampleCount(inside: body, depth: depth + 1)
             case "trun" where body.count >= 8: total += UInt64(bigEndian32(body, body.startIndex + 4))
             default: break
@@ -174,21 +161,8 @@ public enum FragmentedMP4Scan {
     public static func box(at path: [String], inside boxes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
         guard let first = path.first, path.count <= 10 else { return nil }
         var at = boxes.startIndex
-        while boxes.endIndex - at >= 8 {
-            let left = boxes.endIndex - at
-            var size = Int(bigEndian32(boxes, at))
-            var headerLength = 8
-            if size == 1 {
-                guard left >= 16 else { return nil }
-                let large = UInt64(bigEndian32(boxes, at + 8)) << 32 | UInt64(bigEndian32(boxes, at + 12))
-                guard large <= UInt64(left) else { return nil }
-                size = Int(large)
-                headerLength = 16
-            } else if size == 0 {
-                size = left
-            }
-            guard size >= headerLength, size <= left else { return nil }
-            if String(decoding: boxes[(at + 4)..<(at + 8)], as: UTF8.self) == first {
+        while let (size, headerLength, type) = child(of: boxes, at: at, cutToFit: false) {
+            if type == first {
                 let whole = boxes[at..<(at + size)]
                 guard path.count > 1 else { return whole }
                 // stsd has a version/flags word and an entry count before its children.
@@ -199,6 +173,31 @@ public enum FragmentedMP4Scan {
             at += size
         }
         return nil
+    }
+
+    /// The box starting at `at` inside `boxes`: its size (header included), header length
+    /// and type; nil when no whole header is there, or its size is below its header. A box
+    /// running past `boxes` is cut to fit (`cutToFit`, as libavformat reads children) or
+    /// is nil. A 64-bit size is compared with what is left before it is converted.
+    private static func child(of boxes: ArraySlice<UInt8>, at: Int, cutToFit: Bool) -> (size: Int, headerLength: Int, type: String)? {
+        let left = boxes.endIndex - at
+        guard left >= 8 else { return nil }
+        var size = Int(bigEndian32(boxes, at))
+        var headerLength = 8
+        if size == 1 {
+            guard left >= 16 else { return nil }
+            let large = UInt64(bigEndian32(boxes, at + 8)) << 32 | UInt64(bigEndian32(boxes, at + 12))
+            size = large > UInt64(left) ? left + 1 : Int(large)   // "more than is left", without converting
+            headerLength = 16
+        } else if size == 0 {
+            size = left
+        }
+        guard size >= headerLength else { return nil }
+        if size > left {
+            guard cutToFit else { return nil }
+            size = left
+        }
+        return (size, headerLength, String(decoding: boxes[(at + 4)..<(at + 8)], as: UTF8.self))
     }
 
     private static func bigEndian32<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, _ at: Int) -> UInt32
