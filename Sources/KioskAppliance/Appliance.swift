@@ -504,7 +504,7 @@ public final class Appliance: Sendable {
     public var status: ApplianceStatus {
         let activity = owner.activity
         let recorderStatus = graph.status(of: activity.kind == .audio ? owner.audio ?? owner.video : owner.video)
-        let space = Self.space(at: configuration.storage.mediaRoot)
+        let space = try? LibraryScanner.freeSpace(of: configuration.storage.mediaRoot)
         let (taken, last) = state.withLock { ($0.snapshotsTaken, $0.lastSnapshot) }
         let alsa = microphone as? ALSAMicrophone
         let cameraRunning: Bool
@@ -531,12 +531,6 @@ public final class Appliance: Sendable {
             quarantinedFiles: LibraryFiles(layout: LibraryLayout(root: configuration.storage.mediaRoot)).quarantinedFileCount(),
             cameraFrames: (((camera as? CameraSupervisor)?.current ?? camera) as? FrameCounting)?.frameCounters
         )
-    }
-
-    /// Free and total bytes, from the library's one `statvfs` reader (its products are
-    /// checked: a file system's block counts times its block size can exceed Int64).
-    static func space(at path: String) -> (free: Int64, total: Int64)? {
-        try? LibraryScanner.freeSpace(of: path)
     }
 
     /// Finishes the recording (trailer written, file moved into the library), stops the

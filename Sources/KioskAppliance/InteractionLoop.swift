@@ -70,6 +70,8 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     private var buttons: ButtonPanel?
     private var touch: TouchPanel?
     private let renderer: ScreenRenderer?
+    /// The overlay's text for the preview (`overlay.preview`), made on the loop thread; nil when off.
+    private let previewStamp: OverlayStamp?
     private var controller: InteractionController
     private let pinStore: PinStore
     /// What a `broadcast` button starts and stops; nil: the button does nothing.
@@ -112,6 +114,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             logger.error("screen: \(error); running without a screen")
         }
         self.renderer = renderer
+        previewStamp = configuration.overlay.onPreview ? appliance.graph.encoder.overlay?.makeStamp() : nil
         var screen: ScreenController?
         if let renderer {
             var controller = ScreenController(settings: configuration.lock, layout: renderer.layout, now: now,
@@ -494,19 +497,13 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
 
     // MARK: Media view
 
-    /// `[overlay]` for the preview when `overlay.preview` asks for it: the text for the
-    /// frame's capture time, in the device's zone (as the recordings carry it).
+    /// `[overlay]` for the preview when `overlay.preview` asks for it: the loop's own
+    /// stamp's text for the frame's capture time (as the recordings carry it).
     private func previewOverlay(for frame: VideoFrame) -> PreviewOverlay? {
-        guard configuration.overlay.onPreview, let spec = appliance.graph.encoder.overlay else { return nil }
+        guard let stamp = previewStamp else { return nil }
         let captured = Date().timeIntervalSince1970 - Double(clock.now().nanoseconds(since: frame.timestamp)) / 1e9
-        let second = Int64(max(-1e15, min(1e15, captured.rounded(.down))))
-        let date = Date(timeIntervalSince1970: Double(second))
-        let zone = TimeZone.current
-        var values = spec.fields.current
-        values.frame = frame.sequence
-        let text = spec.text.render(unixSeconds: second, utcOffsetSeconds: zone.secondsFromGMT(for: date),
-                                    zoneName: zone.abbreviation(for: date) ?? "UTC", values: values)
-        return PreviewOverlay(text: text, position: spec.position, heightFraction: spec.heightFraction)
+        return PreviewOverlay(text: stamp.text(unixSeconds: captured, frame: frame.sequence), position: stamp.spec.position,
+                              heightFraction: stamp.spec.heightFraction)
     }
 
     private func performMedia(_ request: MediaViewEffect, now: MonotonicInstant) {

@@ -415,19 +415,12 @@ private final class AudioInputFile {
 
     /// - Throws: `MediaError.invalidInput` naming the path and the system's or FFmpeg's reason.
     init(path: String, operation: String) throws(MediaError) {
-        switch OwnContainerInput.open(path) {
-        case .opened(let context):
-            pointer = context
-        case .failed(let opened):
-            let hint: String
-            switch opened {
-            case kc_averror(ENOENT): hint = "Check the path"
-            case kc_averror(EACCES): hint = "Check that kioskcam may read the file"
-            default: hint = "The file is not a sound recording FFmpeg can read"
+        pointer = try OwnContainerInput.open(path, operation: operation) { code in
+            switch code {
+            case kc_averror(ENOENT): "Check the path"
+            case kc_averror(EACCES): "Check that kioskcam may read the file"
+            default: "The file is not a sound recording FFmpeg can read"
             }
-            throw MediaError(.invalidInput, operation: operation, path: path, averror: opened, hint: hint)
-        case .notOurs(let what):
-            throw OwnContainerInput.refusal(what, operation: operation, path: path)
         }
     }
 

@@ -199,19 +199,12 @@ final class ClipInputFile {
     /// - Throws: `MediaError.invalidInput` naming the path and what to do.
     init(path: String) throws(MediaError) {
         self.path = path
-        let context: UnsafeMutablePointer<AVFormatContext>
-        switch OwnContainerInput.open(path) {
-        case .opened(let opened):
-            context = opened
-        case .failed(let opened):
-            let hint = switch opened {
+        let context = try OwnContainerInput.open(path, operation: "open recording") { code in
+            switch code {
             case kc_averror(ENOENT): "Check the path"
             case kc_averror(EACCES): "Check that kioskcam may read the file"
             default: "Give a kioskcam recording (.mp4 or .m4a)"
             }
-            throw MediaError(.invalidInput, operation: "open recording", path: path, averror: opened, hint: hint)
-        case .notOurs(let what):
-            throw OwnContainerInput.refusal(what, operation: "open recording", path: path)
         }
         pointer = context
         try check(avformat_find_stream_info(context, nil), .invalidInput, "read stream info", path: path,

@@ -20,14 +20,8 @@ public enum MediaSalvage {
     /// header's codec set-up would otherwise put a file in the library that plays nowhere.
     /// - Throws: `MediaError.invalidInput` when no media can be read or decoded.
     public static func inspect(_ path: String) throws(MediaError) -> SalvageReport {
-        var inputContext: UnsafeMutablePointer<AVFormatContext>?
-        switch OwnContainerInput.open(path) {
-        case .opened(let context): inputContext = context
-        case .failed(let opened):
-            throw MediaError(.invalidInput, operation: "read media", path: path, averror: opened, detail: "no readable media header")
-        case .notOurs(let what): throw OwnContainerInput.refusal(what, operation: "read media", path: path)
-        }
-        guard let source = inputContext else { throw MediaError(.invalidInput, operation: "read media", path: path) }
+        let source = try OwnContainerInput.open(path, operation: "read media", detail: "no readable media header")
+        var inputContext: UnsafeMutablePointer<AVFormatContext>? = source
         defer { avformat_close_input(&inputContext) }
         try check(avformat_find_stream_info(source, nil), .invalidInput, "read stream info", path: path)
         let probe = try FirstFrameProbe(source, path: path)
@@ -74,14 +68,8 @@ public enum MediaSalvage {
     /// - Throws: `MediaError.invalidInput` when the file holds no readable media (for
     ///   instance a crash before the header was written), `.io`/`.diskFull` on write errors.
     public static func remux(input: String, output: String) throws(MediaError) -> SalvageReport {
-        var inputContext: UnsafeMutablePointer<AVFormatContext>?
-        switch OwnContainerInput.open(input) {
-        case .opened(let context): inputContext = context
-        case .failed(let opened):
-            throw MediaError(.invalidInput, operation: "salvage", path: input, averror: opened, detail: "no readable media header")
-        case .notOurs(let what): throw OwnContainerInput.refusal(what, operation: "salvage", path: input)
-        }
-        guard let source = inputContext else { throw MediaError(.invalidInput, operation: "salvage", path: input) }
+        let source = try OwnContainerInput.open(input, operation: "salvage", detail: "no readable media header")
+        var inputContext: UnsafeMutablePointer<AVFormatContext>? = source
         defer { avformat_close_input(&inputContext) }
         try check(avformat_find_stream_info(source, nil), .invalidInput, "salvage: read stream info", path: input)
 

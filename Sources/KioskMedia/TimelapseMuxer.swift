@@ -22,7 +22,8 @@ public final class TimelapseMuxer {
     public private(set) var nextFrame: UInt64
     private let muxer: InMemoryMP4
     private let stream: UnsafeMutablePointer<AVStream>
-    private let frameRate: AVRational
+    /// One frame's duration, 1/fps: the unit of the frame numbers.
+    private let perFrame: AVRational
 
     /// - Parameters:
     ///   - video: The encoder's stream (its SPS/PPS known).
@@ -32,7 +33,7 @@ public final class TimelapseMuxer {
     /// - Throws: `MediaError.muxer` when libavformat refuses the stream.
     public init(video: StreamParameters, framesPerSecond: Int, firstFrame: UInt64 = 0, firstFragment: Int = 1) throws(MediaError) {
         let rate = Int32(max(1, min(framesPerSecond, 240)))
-        frameRate = AVRational(num: rate, den: 1)
+        perFrame = AVRational(num: 1, den: rate)
         nextFrame = firstFrame
         guard video.hasExtradata else {
             throw MediaError(.muxer, operation: "start the timelapse", detail: "the video has no SPS/PPS yet")
@@ -43,8 +44,8 @@ public final class TimelapseMuxer {
         muxer = try InMemoryMP4(operation: "create the timelapse muxer")
         stream = try muxer.addStream(video, path: "timelapse")
         // One tick a frame: the muxer picks a finer timescale (a multiple of it).
-        stream.pointee.time_base = AVRational(num: 1, den: rate)
-        stream.pointee.avg_frame_rate = frameRate
+        stream.pointee.time_base = perFrame
+        stream.pointee.avg_frame_rate = AVRational(num: rate, den: 1)
         // frag_custom: a fragment ends after each frame; frag_discont: its decode time
         // comes from the frame's number, not from zero; no edit list (the file's first run
         // wrote the only moov there will be); no trailer (the file never ends).
@@ -61,7 +62,6 @@ public final class TimelapseMuxer {
         var owned: UnsafeMutablePointer<AVPacket>? = reference
         defer { av_packet_free(&owned) }
         let timeBase = stream.pointee.time_base
-        let perFrame = AVRational(num: 1, den: frameRate.num)
         reference.pointee.pts = av_rescale_q(Int64(nextFrame), perFrame, timeBase)
         reference.pointee.dts = reference.pointee.pts
         reference.pointee.duration = max(1, av_rescale_q(1, perFrame, timeBase))

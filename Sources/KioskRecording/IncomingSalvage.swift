@@ -125,11 +125,7 @@ public struct IncomingSalvage: Sendable {
             return .discarded(reason: "interrupted still")
         }
         // 1. Cut the torn tail in place: needs no free space, so it works on a full disk.
-        let scan = FragmentedMP4Scan.scan(fileSize: fileSize) { offset, count in
-            var bytes = [UInt8](repeating: 0, count: count)
-            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
-            return Array(bytes.prefix(max(0, got)))
-        }
+        let scan = FragmentedMP4Scan.scan(fileSize: fileSize, read: FragmentedMP4Scan.reader(of: fd))
         guard scan.hasHeader else {
             guard fileSize > Self.largestHeaderOnly else { return discard(tempPath, "the file has no MP4 header") }
             return quarantine(tempPath, reason: "no MP4 header in \(fileSize) bytes (damaged at the start)")
@@ -256,5 +252,18 @@ enum FileManagerNames {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+}
+
+extension FragmentedMP4Scan {
+    /// The scan's reader for a file open on `fd`: up to `count` bytes at `offset` with
+    /// `pread` (fewer at its end, none on an error). Salvage and the timelapse use it.
+    static func reader(of fd: Int32) -> (_ offset: Int64, _ count: Int) -> [UInt8] {
+        { offset, count in
+            guard count > 0, offset >= 0 else { return [] }
+            var bytes = [UInt8](repeating: 0, count: count)
+            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+            return Array(bytes.prefix(max(0, got)))
+        }
     }
 }

@@ -14,16 +14,13 @@ public final class SubstreamBranch: CaptureBranch, Sendable {
     public let size: FrameSize
     public let framesPerSecond: Int
     private struct Scaling {
-        var scaler: FrameScaler?
-        var failedFormat: VideoFormat?
-        var pool: BufferPool?
+        /// The scaled copy, the overlay drawn in (ours until it is handed on).
+        var scaler: PooledScaler
         var nextDue: MonotonicInstant?
         var dropped = 0
-        /// The overlay, drawn into the scaled frame (ours until it is handed on).
-        var overlay: OverlayStamp?
     }
     // Used on the camera thread only, so its lock is never contended.
-    private let scaling = Locked(Scaling())
+    private let scaling: Locked<Scaling>
     private let logger: Logger
     private let clock: MonotonicClock
 
@@ -37,7 +34,9 @@ public final class SubstreamBranch: CaptureBranch, Sendable {
         self.framesPerSecond = max(1, framesPerSecond)
         self.logger = logger
         self.clock = clock
-        scaling.withLock { $0.overlay = overlay?.makeStamp() }
+        // The encoder's queue (8) and a frame in hand.
+        scaling = Locked(Scaling(scaler: PooledScaler(size: size, framesPerSecond: self.framesPerSecond, poolCount: 10,
+                                                      overlay: overlay?.makeStamp())))
         var sub = settings
         sub.input = VideoFormat(size: size, pixelFormat: .yuv420, framesPerSecond: self.framesPerSecond)
         sub.bitrate = bitrate ?? EncodingPolicy.defaultBitrate(for: size)
@@ -60,29 +59,14 @@ public final class SubstreamBranch: CaptureBranch, Sendable {
             if let due = scaling.nextDue, frame.timestamp.nanoseconds(since: due) < -interval / 4 { return nil }
             let next = (scaling.nextDue ?? frame.timestamp).advanced(byNanoseconds: interval)
             scaling.nextDue = frame.timestamp.nanoseconds(since: next) > interval ? frame.timestamp.advanced(byNanoseconds: interval) : next
-            if scaling.scaler?.source != frame.format, scaling.failedFormat != frame.format {
-                do {
-                    let scaler = try FrameScaler(source: frame.format, size: size, framesPerSecond: framesPerSecond)
-                    scaling.scaler = scaler
-                    // The encoder's queue (8) and a frame in hand.
-                    scaling.pool = BufferPool(bufferCapacity: scaler.output.frameByteCount, count: 10)
-                } catch {
-                    scaling.failedFormat = frame.format
-                    scaling.scaler = nil
-                    logger.error("rtsp sub-stream: \(error)")
-                }
-            }
-            guard let scaler = scaling.scaler else { return nil }
-            guard let buffer = scaling.pool?.take() else {
+            switch scaling.scaler.scale(frame, capturedAt: WallClock.unixSeconds(of: frame.timestamp, clock: clock),
+                                        logger: logger, label: "rtsp sub-stream") {
+            case .scaled(let scaled): return scaled
+            case .unconvertible: return nil
+            case .noBuffer:
                 scaling.dropped += 1
                 return nil
             }
-            scaler.scale(frame, into: buffer)
-            if let overlay = scaling.overlay,
-               let planes = PicturePlanes(packed: buffer.baseAddress, byteCount: buffer.byteCount, format: scaler.output) {
-                overlay.draw(into: planes, unixSeconds: WallClock.unixSeconds(of: frame.timestamp, clock: clock), frame: frame.sequence)
-            }
-            return VideoFrame(buffer: buffer, format: scaler.output, timestamp: frame.timestamp, sequence: frame.sequence)
         }
         guard let scaled else { return }
         frame.buffer.doneReading()

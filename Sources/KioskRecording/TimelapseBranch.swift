@@ -23,14 +23,12 @@ public final class TimelapseBranch: CaptureBranch, Sendable {
     public let framesPerSecond: Int
     private struct State {
         var schedule: TimelapseSchedule
-        var converter: FrameScaler?
-        var failedFormat: VideoFormat?
-        var pool: BufferPool?
+        /// The copy at the camera's size, the overlay drawn in.
+        var scaler: PooledScaler
         var kept: Int64 = 0
         var firstCapture: MonotonicInstant?
         var lastDay: CalendarDate?
         var dropped = 0
-        var overlay: OverlayStamp?
     }
     // Used on the camera thread only, so its lock is never contended.
     private let state: Locked<State>
@@ -54,9 +52,10 @@ public final class TimelapseBranch: CaptureBranch, Sendable {
             let whole = Int64(max(-1e15, min(1e15, seconds.rounded(.down))))
             return CalendarDate(unixSeconds: whole, utcOffsetSeconds: TimeZone.current.secondsFromGMT(for: Date(timeIntervalSince1970: Double(whole))))
         }
-        var initial = State(schedule: TimelapseSchedule(intervalSeconds: intervalSeconds))
-        initial.overlay = overlay?.makeStamp()
-        state = Locked(initial)
+        // The encoder's queue holds 8; at one frame an interval, 3 is plenty.
+        state = Locked(State(schedule: TimelapseSchedule(intervalSeconds: intervalSeconds),
+                             scaler: PooledScaler(size: nil, framesPerSecond: self.framesPerSecond, poolCount: 3,
+                                                  overlay: overlay?.makeStamp())))
         var movie = settings
         movie.input = VideoFormat(size: settings.input.size, pixelFormat: .yuv420, framesPerSecond: self.framesPerSecond)
         // No lookahead: each frame's packet comes out as it goes in, so it is on the disk
@@ -80,26 +79,10 @@ public final class TimelapseBranch: CaptureBranch, Sendable {
         let framesPerSecond = framesPerSecond
         let retimed = state.withLock { state -> (VideoFrame, dayChanged: Bool)? in
             guard state.schedule.takes(frame.timestamp) else { return nil }
-            if state.converter?.source != frame.format, state.failedFormat != frame.format {
-                do {
-                    let converter = try FrameScaler(source: frame.format, size: frame.format.size, framesPerSecond: framesPerSecond)
-                    state.converter = converter
-                    // The encoder's queue holds 8; at one frame an interval, 3 is plenty.
-                    state.pool = BufferPool(bufferCapacity: converter.output.frameByteCount, count: 3)
-                } catch {
-                    state.failedFormat = frame.format
-                    state.converter = nil
-                    logger.error("timelapse: \(error)")
-                }
-            }
-            guard let converter = state.converter, let buffer = state.pool?.take() else {
+            guard case .scaled(let copy) = state.scaler.scale(frame, capturedAt: WallClock.unixSeconds(of: frame.timestamp, clock: clock),
+                                                               logger: logger, label: "timelapse") else {
                 state.dropped += 1
                 return nil
-            }
-            converter.scale(frame, into: buffer)
-            if let overlay = state.overlay,
-               let planes = PicturePlanes(packed: buffer.baseAddress, byteCount: buffer.byteCount, format: converter.output) {
-                overlay.draw(into: planes, unixSeconds: WallClock.unixSeconds(of: frame.timestamp, clock: clock), frame: frame.sequence)
             }
             let first = state.firstCapture ?? frame.timestamp
             state.firstCapture = first
@@ -109,7 +92,7 @@ public final class TimelapseBranch: CaptureBranch, Sendable {
             let changed = state.lastDay != nil && state.lastDay != day
             state.lastDay = day
             output.expect(day, at: movieTime)
-            return (VideoFrame(buffer: buffer, format: converter.output, timestamp: movieTime, sequence: frame.sequence), changed)
+            return (VideoFrame(buffer: copy.buffer, format: copy.format, timestamp: movieTime, sequence: frame.sequence), changed)
         }
         guard let (movieFrame, dayChanged) = retimed else { return }
         frame.buffer.doneReading()
@@ -218,8 +201,9 @@ public final class TimelapseOutput: PacketOutput, Sendable {
                 w.file = nil
             }
             if w.file == nil {
-                guard packet.isKeyframe, w.retryAfter.map({ now.nanoseconds(since: $0) >= 0 }) ?? true else {
-                    if w.retryAfter.map({ now.nanoseconds(since: $0) >= 0 }) ?? true { requestKeyframe(packet.time) }
+                let mayOpen = w.retryAfter.map { now.nanoseconds(since: $0) >= 0 } ?? true
+                guard mayOpen, packet.isKeyframe else {
+                    if mayOpen { requestKeyframe(packet.time) }
                     return
                 }
                 do throws(RecorderError) {

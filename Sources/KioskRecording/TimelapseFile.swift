@@ -19,8 +19,6 @@ final class TimelapseFile {
     private let muxer: TimelapseMuxer
     private var fd: Int32
     private var lastSync: MonotonicInstant
-    /// Frames written by this process.
-    private(set) var framesWritten = 0
 
     static let syncIntervalNanoseconds: Int64 = 5_000_000_000
     /// A timelapse's `moov` is a few hundred bytes; a bigger one is not ours to continue.
@@ -81,33 +79,25 @@ final class TimelapseFile {
     /// another stream's (the caller tries the next part).
     private static func continuing(fd: Int32, size: Int64, path: String, parameters: StreamParameters, framesPerSecond: Int,
                                    notes: inout [String]) throws(RecorderError) -> TimelapseMuxer? {
-        if size == 0 {
-            let muxer: TimelapseMuxer
-            do { muxer = try TimelapseMuxer(video: parameters, framesPerSecond: framesPerSecond) } catch { throw RecorderError(error) }
+        let read = FragmentedMP4Scan.reader(of: fd)
+        let found = size == 0 ? nil : FragmentedMP4Scan.continuation(fileSize: size, read: read)
+        // Empty, or only the start of our own header, torn as it was written (a full disk): begin again.
+        if size == 0 || (found == nil && size < 4096 && read(4, 4) == Array("ftyp".utf8)) {
+            if size > 0 {
+                guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else { throw failure("restart", path) }
+                notes.append("\(path): its header was cut short; started again")
+            }
+            let muxer = try makeMuxer(parameters, framesPerSecond: framesPerSecond)
             try writeAll(fd, muxer.initSegment, path: path)
             return muxer
         }
-        let read: (Int64, Int) -> [UInt8] = { offset, count in readBytes(fd, at: offset, count: count) }
-        // Only the start of our own header, torn as it was written (a full disk): begin again.
-        if size < 4096, FragmentedMP4Scan.continuation(fileSize: size, read: read) == nil,
-           Array(read(4, 4)) == Array("ftyp".utf8) {
-            guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else { throw failure("restart", path) }
-            notes.append("\(path): its header was cut short; started again")
-            return try continuing(fd: fd, size: 0, path: path, parameters: parameters, framesPerSecond: framesPerSecond, notes: &notes)
-        }
-        guard let found = FragmentedMP4Scan.continuation(fileSize: size, read: read),
-              found.headerLength <= largestHeader else {
+        guard let found, found.headerLength <= largestHeader else {
             notes.append("\(path) is not a timelapse movie kioskcam can continue; left alone")
             return nil
         }
         let header = read(found.headerOffset, Int(found.headerLength))
-        let muxer: TimelapseMuxer
-        do {
-            muxer = try TimelapseMuxer(video: parameters, framesPerSecond: framesPerSecond, firstFrame: found.samples,
-                                       firstFragment: found.result.fragments + 1)
-        } catch {
-            throw RecorderError(error)
-        }
+        let muxer = try makeMuxer(parameters, framesPerSecond: framesPerSecond, firstFrame: found.samples,
+                                  firstFragment: found.result.fragments + 1)
         guard sameStream(header[...], muxer.initSegment[...]) else {
             notes.append("\(path) holds another picture size, turn or encoder; the day goes on in the next part")
             return nil
@@ -119,6 +109,15 @@ final class TimelapseFile {
         guard lseek(fd, 0, SEEK_END) >= 0 else { throw failure("seek in", path) }
         notes.append("\(path): continuing at frame \(found.samples)")
         return muxer
+    }
+
+    private static func makeMuxer(_ parameters: StreamParameters, framesPerSecond: Int, firstFrame: UInt64 = 0,
+                                  firstFragment: Int = 1) throws(RecorderError) -> TimelapseMuxer {
+        do {
+            return try TimelapseMuxer(video: parameters, framesPerSecond: framesPerSecond, firstFrame: firstFrame, firstFragment: firstFragment)
+        } catch {
+            throw RecorderError(error)
+        }
     }
 
     /// Whether two headers describe the same stream: the same sample description (codec,
@@ -141,7 +140,6 @@ final class TimelapseFile {
         let fragment: [UInt8]
         do { fragment = try muxer.write(packet) } catch { throw RecorderError(error) }
         try Self.writeAll(fd, fragment, path: path)
-        framesWritten += 1
         if now.nanoseconds(since: lastSync) >= Self.syncIntervalNanoseconds {
             lastSync = now
             _ = fdatasync(fd)
@@ -165,13 +163,6 @@ final class TimelapseFile {
             }
             written += result
         }
-    }
-
-    private static func readBytes(_ fd: Int32, at offset: Int64, count: Int) -> [UInt8] {
-        guard count > 0 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
-        return got > 0 ? Array(bytes.prefix(got)) : []
     }
 
     private static func failure(_ operation: String, _ path: String) -> RecorderError {

@@ -7,6 +7,22 @@ import KioskCore
 public enum OverlayGlyphs {
     static let fontFamily = "DejaVu Sans Mono"
 
+    /// Sets `context`'s font to the overlay's, at the size whose ascent + descent fill
+    /// `height` pixels (measured at a trial size, then scaled): the atlas's cells and the
+    /// preview's text (`PreviewOverlay`) alike.
+    /// - Returns: The size and its extents; nil when the font has no height.
+    static func selectFont(_ context: OpaquePointer, filling height: Double) -> (size: Double, extents: cairo_font_extents_t)? {
+        cairo_select_font_face(context, fontFamily, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
+        cairo_set_font_size(context, 100)
+        var font = cairo_font_extents_t()
+        cairo_font_extents(context, &font)
+        guard font.ascent + font.descent > 0 else { return nil }
+        let size = 100 * height / (font.ascent + font.descent)
+        cairo_set_font_size(context, size)
+        cairo_font_extents(context, &font)
+        return (size, font)
+    }
+
     /// An atlas of `GlyphAtlas.characters` whose cells are `cellHeight` pixels high.
     /// - Returns: nil when cairo cannot make the surface (out of memory) or the height is out of 8…540.
     @Sendable public static func atlas(cellHeight: Int) -> GlyphAtlas? {
@@ -17,14 +33,7 @@ public enum OverlayGlyphs {
         defer { cairo_surface_destroy(probe) }
         guard let measure = cairo_create(probe) else { return nil }
         defer { cairo_destroy(measure) }
-        cairo_select_font_face(measure, fontFamily, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
-        cairo_set_font_size(measure, 100)
-        var font = cairo_font_extents_t()
-        cairo_font_extents(measure, &font)
-        guard font.ascent + font.descent > 0 else { return nil }
-        let size = 100 * Double(cellHeight) / (font.ascent + font.descent)
-        cairo_set_font_size(measure, size)
-        cairo_font_extents(measure, &font)
+        guard let (size, font) = selectFont(measure, filling: Double(cellHeight)) else { return nil }
         var extents = cairo_text_extents_t()
         cairo_text_extents(measure, "M", &extents)
         let cellWidth = max(1, Int(extents.x_advance.rounded(.up)))

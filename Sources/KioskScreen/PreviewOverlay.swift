@@ -17,10 +17,15 @@ public struct PreviewOverlay: Sendable, Equatable {
         self.heightFraction = heightFraction
     }
 
+    /// The text's height and the box's padding on a picture `pictureHeight` pixels high.
+    private func metrics(pictureHeight: Int) -> (text: Int, padding: Int) {
+        let text = max(8, Int((heightFraction * Double(pictureHeight)).rounded()))
+        return (text, max(2, text / 6))
+    }
+
     /// The box it takes on a picture of `size` (for tests and the drawing).
     func box(on size: ScreenSize, textWidth: Double) -> ScreenRect {
-        let height = max(8, Int((heightFraction * Double(size.height)).rounded()))
-        let padding = max(2, height / 6)
+        let (height, padding) = metrics(pictureHeight: size.height)
         let width = min(size.width, Int(textWidth.rounded(.up)) + 2 * padding)
         let boxHeight = min(size.height, height + padding)
         let x = position == .topLeft || position == .bottomLeft ? 0 : size.width - width
@@ -31,24 +36,16 @@ public struct PreviewOverlay: Sendable, Equatable {
     func draw(on canvas: CairoCanvas) {
         guard !text.isEmpty, canvas.size.width > 0, canvas.size.height > 0 else { return }
         let context = canvas.context
-        let height = max(8, (heightFraction * Double(canvas.size.height)).rounded())
+        let (height, padding) = metrics(pictureHeight: canvas.size.height)
         cairo_save(context)
         defer { cairo_restore(context) }
-        cairo_select_font_face(context, OverlayGlyphs.fontFamily, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD)
-        // The font size whose ascent + descent fill the text's height, as the atlas does.
-        cairo_set_font_size(context, 100)
-        var font = cairo_font_extents_t()
-        cairo_font_extents(context, &font)
-        guard font.ascent + font.descent > 0 else { return }
-        cairo_set_font_size(context, 100 * height / (font.ascent + font.descent))
-        cairo_font_extents(context, &font)
+        guard let (_, font) = OverlayGlyphs.selectFont(context, filling: Double(height)) else { return }
         var extents = cairo_text_extents_t()
         cairo_text_extents(context, text, &extents)
         let rect = box(on: canvas.size, textWidth: extents.x_advance)
         canvas.fill(rect, Colour(0x000000))
-        let padding = Double(max(2, Int(height) / 6))
         cairo_set_source_rgb(context, 1, 1, 1)
-        cairo_move_to(context, (Double(rect.x) + padding).rounded(), (Double(rect.y) + padding / 2 + font.ascent).rounded())
+        cairo_move_to(context, Double(rect.x + padding), (Double(rect.y) + Double(padding) / 2 + font.ascent).rounded())
         cairo_show_text(context, text)
         cairo_new_path(context)
     }

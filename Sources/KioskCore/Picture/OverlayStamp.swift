@@ -63,22 +63,25 @@ public final class OverlayStamp {
             failedSize = painter == nil ? picture.size : nil
         }
         guard let painter else { return }
+        if painter.draw(text(unixSeconds: unixSeconds, frame: frame), into: picture) { picturesDrawn += 1 }
+    }
+
+    /// The text for a picture captured at `unixSeconds`, the camera's frame `frame`: made
+    /// again only when the second, a field or (if shown) the frame number changes. The
+    /// screen's preview draws it with cairo (`overlay.preview`).
+    public func text(unixSeconds: Double, frame: Int) -> String {
         let second = unixSeconds.isFinite ? Int64(exactly: unixSeconds.rounded(.down)) ?? 0 : 0
         var values = spec.fields.current
         values.frame = spec.text.usesFrameNumber ? frame : 0
-        let text: String
-        if let cached, cached.second == second, cached.values == values {
-            text = cached.text
-        } else {
-            if zone?.second != second {
-                let date = Date(timeIntervalSince1970: Double(second))
-                let current = TimeZone.current
-                zone = (second, current.secondsFromGMT(for: date), current.abbreviation(for: date) ?? "UTC")
-            }
-            text = spec.text.render(unixSeconds: second, utcOffsetSeconds: zone?.offset ?? 0, zoneName: zone?.name ?? "UTC",
-                                    values: values)
-            cached = (second, values, text)
+        if let cached, cached.second == second, cached.values == values { return cached.text }
+        if zone?.second != second {
+            let date = Date(timeIntervalSince1970: Double(second))
+            let current = TimeZone.current
+            zone = (second, current.secondsFromGMT(for: date), current.abbreviation(for: date) ?? "UTC")
         }
-        if painter.draw(text, into: picture) { picturesDrawn += 1 }
+        let text = spec.text.render(unixSeconds: second, utcOffsetSeconds: zone?.offset ?? 0, zoneName: zone?.name ?? "UTC",
+                                    values: values)
+        cached = (second, values, text)
+        return text
     }
 }
