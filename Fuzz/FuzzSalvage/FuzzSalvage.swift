@@ -80,6 +80,7 @@ func checkScan(_ bytes: UnsafeRawBufferPointer) -> FragmentedMP4Scan.Result {
     Fuzz.require(result.fragments >= 0 && result.fragments <= bytes.count / 16, "\(result.fragments) fragments in \(bytes.count) bytes")
     Fuzz.trace("scan: \(result)")
     checkContinuation(bytes, result)
+    checkHeaderTruth(bytes)
     guard result.hasHeader else { return result }
     let again = scan(Int(result.playableLength))
     Fuzz.trace("scan of the kept part: \(again)")
@@ -113,6 +114,28 @@ func checkContinuation(_ bytes: UnsafeRawBufferPointer, _ result: FragmentedMP4S
     Fuzz.require(found.samples <= UInt64(all.count), "\(found.samples) samples in \(all.count) bytes")
     let header = all[Int(found.headerOffset)..<Int(found.headerOffset + found.headerLength)]
     _ = FragmentedMP4Scan.box(at: ["moov", "trak", "mdia", "minf", "stbl", "stsd"], inside: header)
+}
+
+/// The header's truth on any bytes: the room for `mehd` adds exactly its 20 bytes, and
+/// every patch lands inside the `moov` it was computed from (salvage writes them into
+/// the file itself, so one outside would damage media).
+func checkHeaderTruth(_ bytes: UnsafeRawBufferPointer) {
+    let all = [UInt8](bytes)
+    if let reserved = MP4HeaderTruth.reservingMovieExtendsDuration(in: all) {
+        Fuzz.require(reserved.count == all.count + MP4HeaderTruth.reservedLength, "reserving made \(reserved.count) of \(all.count) bytes")
+    }
+    let tracks = [MP4HeaderTruth.Track(kind: .video, endNanoseconds: 5_000_000_000, bytes: 600_000, peakBitsPerSecond: 2_000_000, largestSample: 30_000),
+                  MP4HeaderTruth.Track(kind: .audio, endNanoseconds: 5_010_000_000, bytes: 80_000, peakBitsPerSecond: 140_000, largestSample: 400)]
+    guard let (moov, offset) = MP4HeaderTruth.moov(read: { start, count in
+        guard start >= 0, start < Int64(all.count), count >= 0 else { return [] }
+        return Array(all[Int(start)..<min(all.count, Int(start) + count)])
+    }) else { return }
+    Fuzz.require(offset >= 0 && offset + Int64(moov.count) <= Int64(all.count), "moov at \(offset)+\(moov.count) in \(all.count) bytes")
+    let patches = MP4HeaderTruth.patches(moov: moov, at: offset, tracks: tracks)
+    for patch in patches.fields + patches.commit {
+        Fuzz.require(patch.offset >= offset && patch.offset + Int64(patch.bytes.count) <= offset + Int64(moov.count),
+                     "a patch of \(patch.bytes.count) bytes at \(patch.offset), outside the moov at \(offset)+\(moov.count)")
+    }
 }
 
 /// Each open descriptor and what it is.

@@ -62,7 +62,30 @@ final class FileOutput {
     /// Pushes written data from the page cache to the device.
     func sync() { if isOpen { _ = fdatasync(fd) } }
 
+    /// While set, what the muxer writes is kept here instead of going to the file: the
+    /// header, which the writer amends before it writes it (`writeCaptured`).
+    private var captured: [UInt8]?
+
+    /// From now on, writes are kept in memory until `writeCaptured`.
+    func startCapture() { captured = [] }
+
+    /// Ends the capture: `amend` gets what was captured and returns what goes to the file.
+    /// - Returns: The bytes written.
+    func writeCaptured(_ amend: ([UInt8]) -> [UInt8]) -> (captured: [UInt8], written: [UInt8], result: Int32) {
+        let kept = captured ?? []
+        captured = nil
+        let amended = amend(kept)
+        let result = amended.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.map { write($0, buffer.count) } ?? 0
+        }
+        return (kept, amended, result)
+    }
+
     fileprivate func write(_ buffer: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
+        if captured != nil {
+            captured?.append(contentsOf: UnsafeBufferPointer(start: buffer, count: count))
+            return Int32(count)
+        }
         var offset = 0
         while offset < count {
             let written = Glibc.write(fd, buffer + offset, count - offset)

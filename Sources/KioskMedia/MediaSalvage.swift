@@ -2,12 +2,15 @@ import CAVCodec
 import CAVFormat
 import CAVUtil
 import Glibc
+import KioskCore
 
 /// What salvage recovered from a file a crash left behind.
 public struct SalvageReport: Sendable, Equatable {
     public var packets: Int
     public var videoPackets: Int
     public var seconds: Double
+    /// What each track holds, read back: for the header's truth (`HeaderTruthWriter`).
+    public var tracks: [MP4HeaderTruth.Track] = []
 }
 
 /// Recovers the playable part of an interrupted fragmented MP4 by re-muxing every
@@ -29,6 +32,7 @@ public enum MediaSalvage {
         var packetHolder: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&packetHolder) }
         var report = SalvageReport(packets: 0, videoPackets: 0, seconds: 0)
+        var rates: [AVMediaType: (rate: PeakBitrate, start: Double, end: Double)] = [:]
         while av_read_frame(source, packet) >= 0 {
             defer { av_packet_unref(packet) }
             guard packet.pointee.flags & kc_av_pkt_flag_corrupt() == 0 else { continue }
@@ -38,7 +42,21 @@ public enum MediaSalvage {
             report.packets += 1
             if stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO { report.videoPackets += 1 }
             report.seconds = max(report.seconds, end)
+            let type = stream.pointee.codecpar.pointee.codec_type
+            let start = startSeconds(packet, timeBase: stream.pointee.time_base)
+            var track = rates[type] ?? (PeakBitrate(), start, 0)
+            track.rate.add(time: Int64(start * 1e9), bytes: Int64(packet.pointee.size))
+            track.start = min(track.start, start)
+            track.end = max(track.end, end)
+            rates[type] = track
             probe.offer(packet)
+        }
+        for (type, track) in rates {
+            guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
+            report.tracks.append(MP4HeaderTruth.Track(kind: type == AVMEDIA_TYPE_VIDEO ? .video : .audio,
+                                                      startNanoseconds: Int64(track.start * 1e9), endNanoseconds: Int64(track.end * 1e9),
+                                                      bytes: track.rate.totalBytes,
+                                                      peakBitsPerSecond: track.rate.bitsPerSecond, largestSample: track.rate.largestSample))
         }
         if report.packets == 0 {
             throw MediaError(.invalidInput, operation: "read media", path: path, detail: "the file holds no complete media fragment")
@@ -58,6 +76,14 @@ public enum MediaSalvage {
         let (sum, overflow) = pts.addingReportingOverflow(max(0, packet.pointee.duration))
         let seconds = Double(overflow ? pts : sum) * av_q2d(timeBase)
         // A recording is never longer than a day; larger values are damage, not time.
+        return seconds.isFinite ? min(max(0, seconds), 86_400 * 7) : 0
+    }
+
+    /// Where a packet starts, in seconds, within the same bounds as `endSeconds`.
+    static func startSeconds(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) -> Double {
+        let pts = packet.pointee.pts
+        guard pts != kc_av_nopts_value(), timeBase.den > 0, timeBase.num > 0 else { return 0 }
+        let seconds = Double(pts) * av_q2d(timeBase)
         return seconds.isFinite ? min(max(0, seconds), 86_400 * 7) : 0
     }
 

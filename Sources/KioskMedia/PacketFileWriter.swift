@@ -30,6 +30,13 @@ public final class PacketFileWriter {
     /// Sound that came before the first video frame was encoded (an encoder holds frames
     /// back for a while): written after the header, from `start` on.
     private var waitingAudio: [EncodedPacket] = []
+    /// What each track holds so far, for the header's truth at `finish()`.
+    private var videoRate = PeakBitrate()
+    private var audioRate = PeakBitrate()
+    private var firstVideoStart: Int64?
+    private var firstAudioStart: Int64?
+    /// The init segment as it went to the file (with the room for `mehd`).
+    private var initSegment: [UInt8] = []
     /// Video frames written.
     public private(set) var videoFrameCount = 0
     /// Encoded bytes handed to the muxer so far: what the file will hold once the open
@@ -101,8 +108,12 @@ public final class PacketFileWriter {
             lastVideoPTS = pts
             videoFrameCount += 1
             lastVideoEnd = offset + packet.durationNanoseconds
+            videoRate.add(time: offset, bytes: Int64(reference.pointee.size))
+            if firstVideoStart == nil { firstVideoStart = offset }
         } else {
             lastAudioEnd = offset + packet.durationNanoseconds
+            audioRate.add(time: offset, bytes: Int64(reference.pointee.size))
+            if firstAudioStart == nil { firstAudioStart = offset }
         }
         reference.pointee.pts = pts
         reference.pointee.dts = pts
@@ -154,7 +165,18 @@ public final class PacketFileWriter {
             av_dict_set(&options, "movflags", "+empty_moov+default_base_moof+use_metadata_tags", 0)
             av_dict_set(&options, "frag_duration", "1000000", 0)
         }
-        try check(avformat_write_header(context, &options), .muxer, "write MP4 header", path: path)
+        // The header is kept in memory and amended before it goes to the file: room for the
+        // `mehd` that `finish()` fills in (MP4HeaderTruth).
+        output.startCapture()
+        let header = avformat_write_header(context, &options)
+        if header >= 0 { avio_flush(context.pointee.pb) }
+        let (captured, written, result) = output.writeCaptured { MP4HeaderTruth.reservingMovieExtendsDuration(in: $0) ?? $0 }
+        try check(header, .muxer, "write MP4 header", path: path)
+        if result < 0 { try mapWriteFailure(result, "write MP4 header") }
+        // The muxer counts file offsets itself (the fragment index at the end records where
+        // each fragment starts): it learns of the added bytes here, with nothing buffered.
+        context.pointee.pb.pointee.pos += Int64(written.count - captured.count)
+        initSegment = written
         headerWritten = true
         let waiting = waitingAudio
         waitingAudio = []
@@ -201,7 +223,24 @@ public final class PacketFileWriter {
         }
         let result = av_write_trailer(format)
         if result < 0 { try mapWriteFailure(result, "write MP4 trailer") }
-        output.sync()  // before tearDown closes the file
+        output.sync()  // the fragments are on the disk before the header is touched
+        _ = try HeaderTruthWriter.write(MP4HeaderTruth.patches(initSegment: initSegment, tracks: tracks), fd: output.fd, path: path)
+    }
+
+    /// What each track really holds: durations from time zero, bytes and bitrates.
+    var tracks: [MP4HeaderTruth.Track] {
+        var tracks: [MP4HeaderTruth.Track] = []
+        if video != nil {
+            tracks.append(MP4HeaderTruth.Track(kind: .video, startNanoseconds: firstVideoStart ?? 0, endNanoseconds: lastVideoEnd,
+                                               bytes: videoRate.totalBytes,
+                                               peakBitsPerSecond: videoRate.bitsPerSecond, largestSample: videoRate.largestSample))
+        }
+        if audio != nil {
+            tracks.append(MP4HeaderTruth.Track(kind: .audio, startNanoseconds: firstAudioStart ?? 0, endNanoseconds: lastAudioEnd,
+                                               bytes: audioRate.totalBytes,
+                                               peakBitsPerSecond: audioRate.bitsPerSecond, largestSample: audioRate.largestSample))
+        }
+        return tracks
     }
 
     /// Closes without a trailer (after an error); what reached the disk stays there for salvage.

@@ -151,6 +151,12 @@ public struct IncomingSalvage: Sendable {
             let report: SalvageReport
             do {
                 report = try MediaSalvage.inspect(tempPath)
+                // The fragments were whole all along: the header learns how long they play.
+                do {
+                    try HeaderTruthWriter.apply(fd: fd, tracks: report.tracks, path: tempPath)
+                } catch {
+                    logger.warning("\(tempPath): could not write its length into its header (\(error.message)); it plays all the same")
+                }
             } catch {
                 // The re-muxed copy must pass the same check before it replaces the original.
                 let repaired = tempPath + ".salvage"
@@ -252,18 +258,5 @@ enum FileManagerNames {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
-    }
-}
-
-extension FragmentedMP4Scan {
-    /// The scan's reader for a file open on `fd`: up to `count` bytes at `offset` with
-    /// `pread` (fewer at its end, none on an error). Salvage and the timelapse use it.
-    static func reader(of fd: Int32) -> (_ offset: Int64, _ count: Int) -> [UInt8] {
-        { offset, count in
-            guard count > 0, offset >= 0 else { return [] }
-            var bytes = [UInt8](repeating: 0, count: count)
-            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
-            return Array(bytes.prefix(max(0, got)))
-        }
     }
 }

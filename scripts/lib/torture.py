@@ -18,6 +18,9 @@ restart the library is checked. Each claim is checked from the files themselves:
   covering the same time (name + duration), no `.index` name twice or naming a
   missing file, every `.part` a kill left resolved exactly once (recovered,
   discarded or quarantined), every library file belongs to exactly one run;
+- honest header: every library file's header (video `tkhd`, `mvhd`, `mehd`) says
+  how long it plays, within 0.1 s of its decoded frames at 30 fps, whether it was
+  finished or salvaged, even when a kill hit while the header was being written;
 - salvage: a file is quarantined only after salvage was interrupted 3 times on it
   (seen in its attempt counter after each kill); otherwise it is recovered;
 - purge: a kill while a purge deletes old days leaves them half deleted; the next
@@ -40,6 +43,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import statistics
 import subprocess
 import sys
@@ -263,6 +267,44 @@ socket_group = ""
             errors = (errors + "; " if errors else "") + "no video frame decodes"
         return seconds, frames, errors
 
+    @staticmethod
+    def header_seconds(path):
+        """(video tkhd seconds, mvhd seconds, mehd seconds or None) from the file's moov."""
+        with open(path, "rb") as f:
+            head = f.read(65536)
+
+        def boxes(start, end):
+            while start + 8 <= end:
+                size, kind = struct.unpack(">I4s", head[start:start + 8])
+                if size < 8 or start + size > end:
+                    return
+                yield kind, start + 8, start + size
+                start += size
+
+        def child(kind, start, end):
+            return next(((s, e) for k, s, e in boxes(start, end) if k == kind), None)
+
+        moov = child(b"moov", 0, len(head))
+        if not moov:
+            return 0.0, 0.0, None
+        mvhd = child(b"mvhd", *moov)
+        timescale, movie = struct.unpack(">II", head[mvhd[0] + 12:mvhd[0] + 20])
+        video = 0.0
+        for kind, start, end in boxes(*moov):
+            if kind != b"trak":
+                continue
+            mdia = child(b"mdia", start, end)
+            hdlr = child(b"hdlr", *mdia) if mdia else None
+            if hdlr and head[hdlr[0] + 8:hdlr[0] + 12] == b"vide":
+                tkhd = child(b"tkhd", start, end)
+                video = struct.unpack(">I", head[tkhd[0] + 20:tkhd[0] + 24])[0] / timescale
+        mvex = child(b"mvex", *moov)
+        if not mvex:   # not fragmented (salvage's re-mux): the moov alone is the truth
+            return video, movie / timescale, movie / timescale
+        mehd = child(b"mehd", *mvex)
+        mehd_seconds = struct.unpack(">Q", head[mehd[0] + 4:mehd[0] + 12])[0] / timescale if mehd else None
+        return video, movie / timescale, mehd_seconds
+
     def check_root(self, daemon_running):
         """Every file in the media root is where it may be; new library files decode."""
         seen = set()
@@ -296,6 +338,10 @@ socket_group = ""
             seconds, frames, errors = self.probe(full)
             if errors:
                 self.fail(f"{relative} does not play: {errors}")
+            video, movie, mehd = self.header_seconds(full)
+            if abs(video - frames / 30) > 0.1 or movie < video or mehd != movie:
+                self.fail(f"{relative}: its header says video {video:.3f} s, movie {movie:.3f} s, mehd {mehd} "
+                          f"for {frames} frames ({frames / 30:.3f} s)")
             with open(full, "rb") as f:
                 digest = hashlib.sha1(f.read()).hexdigest()
             self.files[relative] = {"stat": (info.st_ino, info.st_size, info.st_mtime_ns), "seconds": seconds,
