@@ -29,8 +29,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "kioskcam", targets: ["kioskcam"]),
-        /// The screen broadcast alone, for its 50 MB cap (built against the FFmpeg of
-        /// scripts/build-broadcast-ffmpeg when it ships).
+        /// The screen broadcast alone, for its 50 MB cap. Both programs ship built against
+        /// the small static FFmpeg of scripts/build-release.
         .executable(name: "kioskcam-broadcast", targets: ["kioskcam-broadcast"]),
     ],
     dependencies: [
@@ -47,7 +47,7 @@ let package = Package(
     ],
     targets: [
         // FFmpeg: the libraries come from pkg-config alone (no `link` in the module maps), so
-        // PKG_CONFIG_PATH can point kioskcam-broadcast at scripts/build-broadcast-ffmpeg's.
+        // PKG_CONFIG_PATH can point the shipped builds at scripts/build-release's.
         systemLibrary("CAVUtil", pkgConfig: "libavutil", apt: "libavutil-dev"),
         systemLibrary("CAVCodec", pkgConfig: "libavcodec", apt: "libavcodec-dev"),
         systemLibrary("CAVFormat", pkgConfig: "libavformat", apt: "libavformat-dev"),
@@ -218,7 +218,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            linkerSettings: releaseLinkerSettings
+            linkerSettings: broadcastLinkerSettings
         ),
         .executableTarget(
             name: "kioskcam-broadcast",

@@ -176,7 +176,7 @@ public enum BroadcastProgram {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
-    /// The small program built for the 50 MB cap (scripts/build-broadcast-ffmpeg): what the
+    /// The small program built for the 50 MB cap (scripts/build-release): what the
     /// daemon starts when it is installed beside `program`.
     public static let smallProgramName = "kioskcam-broadcast"
 

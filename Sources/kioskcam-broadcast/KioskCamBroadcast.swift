@@ -5,7 +5,7 @@ import KioskCLI
 /// `kioskcam-broadcast`: `kioskcam broadcast --source screen` as a program of its own, for
 /// the 50 MB cap of kioskcam-broadcast.service and the daemon's capped broadcast cgroup.
 /// It links the framebuffer, the microphone and an FFmpeg with only the broadcast's
-/// codecs, muxers and protocols (scripts/build-broadcast-ffmpeg), and none of the daemon's
+/// codecs, muxers and protocols (scripts/build-release), and none of the daemon's
 /// other devices: what it maps while it loads stays under the cap.
 @main
 struct KioskCamBroadcast: ParsableCommand {

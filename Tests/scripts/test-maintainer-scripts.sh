@@ -389,7 +389,7 @@ has "$work/conffiles" /etc/kioskcam/kioskcam.toml
 run 1 "$scripts/package-deb" --arch arm64 --binary /usr/bin/true --broadcast-binary /usr/bin/false --output "$work/deb"
 has "$work/err" "not arm64"
 run 1 "$scripts/package-deb" --binary /usr/bin/true --broadcast-binary "$work/no-such-broadcast" --output "$work/deb"
-has "$work/err" "scripts/build-broadcast"
+has "$work/err" "scripts/build-release"
 if [ -x "$binary" ] && kc_binary_dynamic=$(readelf -d "$binary" 2>/dev/null) && grep -q libswiftCore <<<"$kc_binary_dynamic"; then
   run 1 "$scripts/package-deb" --binary "$binary" --broadcast-binary /usr/bin/false --output "$work/deb"
   has "$work/err" "--static-swift-stdlib"
