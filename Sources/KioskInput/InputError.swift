@@ -46,7 +46,7 @@ extension DeviceError where Code == InputErrorCode {
         case .noSuchFileOrDirectory where uinput:
             return (.uinputUnavailable, "load the uinput module (`sudo modprobe uinput`)")
         case .noSuchFileOrDirectory:
-            return (.noSuchDevice, "no such input device: list them with `kioskcam events` or `ls -l /dev/input/by-path`; set touch.device to the right /dev/input/eventN, or \"auto\"")
+            return (.noSuchDevice, "no such input device: list them with `kioskcam input-monitor` or `ls -l /dev/input/by-path`; set touch.device to the right /dev/input/eventN, or \"auto\"")
         case .permissionDenied, .notPermitted:
             return (uinput ? .uinputUnavailable : .permissionDenied,
                     "add the user to the `input` group (`sudo usermod -aG input $USER`, then log in again), or run as root")

@@ -21,7 +21,7 @@ public final class TouchPanel {
         public var transform: TouchTransform
     }
 
-    /// What happened to the set of devices (for the log and `kioskcam events`).
+    /// What happened to the set of devices (for the log and `kioskcam input-monitor`).
     public enum Notice: Sendable, Equatable, CustomStringConvertible {
         case opened(DeviceInfo)
         case removed(path: String, reason: String)
@@ -66,7 +66,7 @@ public final class TouchPanel {
     /// Told about devices opened, removed, rejected and resynced after `start()`
     /// (whose own notices are its return value). Descriptions begin with "touch: ".
     public var onNotice: ((Notice) -> Void)?
-    /// Sees every raw event before decoding (`kioskcam events --raw`).
+    /// Sees every raw event before decoding (`kioskcam input-monitor --raw`).
     public var onRawEvent: ((String, RawInputEvent) -> Void)?
     /// Times events were lost and resynchronised, over all devices.
     public private(set) var resyncCount = 0

@@ -211,10 +211,10 @@ struct WatchCommand: ParsableCommand {
     }
 }
 
-/// `kioskcam broadcast-start`: ask the daemon to start a screen broadcast.
+/// `kioskcam broadcast start`: ask the daemon to start a screen broadcast.
 struct BroadcastStartCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "broadcast-start",
+        commandName: "start",
         abstract: "Ask the running daemon to broadcast the screen (a `kioskcam broadcast` process of its own).",
         discussion: "The camera's own live stream is `[stream] url`. " + DaemonConnection.notRunningHelp
     )
@@ -260,10 +260,10 @@ struct BroadcastStartCommand: ParsableCommand {
     }
 }
 
-/// `kioskcam broadcast-stop`: ask the daemon to stop the screen broadcast.
+/// `kioskcam broadcast stop`: ask the daemon to stop the screen broadcast.
 struct BroadcastStopCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "broadcast-stop",
+        commandName: "stop",
         abstract: "Ask the running daemon to stop the screen broadcast it started (its library file is finished).",
         discussion: DaemonConnection.notRunningHelp
     )

@@ -6,10 +6,12 @@ import KioskGPIO
 import KioskInput
 import KioskSources
 
-/// `kioskcam events`: prints decoded input events as they arrive, for a person wiring a
-/// board to see what the touch screen and the GPIO buttons send.
-struct Events: ParsableCommand {
+/// `kioskcam input-monitor`: prints decoded input events as they arrive, for a person
+/// wiring a board to see what the touch screen and the GPIO buttons send. (It was
+/// `kioskcam events`, which read like the daemon's event clips; that name still works.)
+struct InputMonitorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "input-monitor",
         abstract: "Print touch and GPIO button events as they arrive (Ctrl-C to stop).",
         discussion: """
         Each line is the time in seconds since the command started, the device and the event \

@@ -22,7 +22,8 @@ struct KioskCam: AsyncParsableCommand {
         version: "kioskcam \(version) (\(MediaCapabilities.libraryVersions))",
         subcommands: [Run.self, Record.self, Snapshot.self, List.self, Purge.self, WaveformCommand.self, PlayCommand.self, ExportCommand.self,
                       Probe.self, Salvage.self, ConfigCommand.self, PinCommand.self, StatusCommand.self, StartCommand.self, StopCommand.self,
-                      EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, Events.self, Screenshot.self, UploadCommand.self,
-                      BroadcastCommand.self, BroadcastStartCommand.self, BroadcastStopCommand.self, ClipCommand.self, WebUserCommand.self]
+                      EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, InputMonitorCommand.self, Screenshot.self,
+                      UploadCommand.self, BroadcastCommand.self, ClipCommand.self, WebUserCommand.self,
+                      OldBroadcastStart.self, OldBroadcastStop.self, OldInputEvents.self]
     )
 }

@@ -380,8 +380,8 @@ final class BroadcastCommandTests: XCTestCase {
         XCTAssertGreaterThan(stream.bytes, 100_000)
     }
 
-    /// The daemon starts and stops the broadcast over the socket (`broadcast-start`,
-    /// `broadcast-stop`) and shows what it reports in `status`; the camera is refused
+    /// The daemon starts and stops the broadcast over the socket (`broadcast start`,
+    /// `broadcast stop`, and the old `broadcast-start`/`broadcast-stop`) and shows what it reports in `status`; the camera is refused
     /// while the daemon holds it.
     func testTheDaemonStartsAndStopsTheBroadcastAndShowsItsState() throws {
         let folder = TemporaryDirectory()
@@ -402,11 +402,13 @@ final class BroadcastCommandTests: XCTestCase {
         defer { if watcher.isRunning { watcher.terminate() } }
         Thread.sleep(forTimeInterval: 1)
         // --size reaches the broadcast: the 800x480 screen goes out at 640x384.
-        let started = try daemon.kioskcam(["broadcast-start", "--to", "library", "--to", rtmp, "--size", "640x384"])
+        let started = try daemon.kioskcam(["broadcast", "start", "--to", "library", "--to", rtmp, "--size", "640x384"])
         XCTAssertEqual(started.status, 0, started.stderr)
+        // The old spelling still reaches the same request, and names the new one.
         let again = try daemon.kioskcam(["broadcast-start", "--to", "library"])
         XCTAssertNotEqual(again.status, 0)
         XCTAssertTrue(again.stderr.contains("already running"), again.stderr)
+        XCTAssertTrue(again.stderr.contains("`broadcast-start` is now `kioskcam broadcast start`"), again.stderr)
         var live = false
         let deadline = Date(timeIntervalSinceNow: 20)
         while Date() < deadline, !live {
@@ -419,17 +421,19 @@ final class BroadcastCommandTests: XCTestCase {
         XCTAssertTrue(events.contains(#""event":"broadcast""#) && events.contains(#""state":"live""#), events)
         let text = try daemon.kioskcam(["status"])
         XCTAssertTrue(text.stdout.contains("broadcast:    ● LIVE screen 640x384 10 fps → 2"), text.stdout)
-        let badSize = try daemon.kioskcam(["broadcast-start", "--to", "library", "--size", "641x384"])
+        let badSize = try daemon.kioskcam(["broadcast", "start", "--to", "library", "--size", "641x384"])
         XCTAssertEqual(badSize.status, 64, badSize.stderr)
         XCTAssertTrue(badSize.stderr.contains("960x540"), badSize.stderr)
         let camera = try Tool.run(Package.kioskcamBinary, ["broadcast", "--config", daemon.config, "--source", "camera", "--to", "library"],
                                   allowFailure: true)
         XCTAssertEqual(camera.status, 75, camera.stderr)
         XCTAssertTrue(camera.stderr.contains("[stream] url"), camera.stderr)
-        let stopped = try daemon.kioskcam(["broadcast-stop"])
+        let stopped = try daemon.kioskcam(["broadcast", "stop"])
         XCTAssertEqual(stopped.status, 0, stopped.stderr)
         XCTAssertEqual(daemon.status()["broadcast_state"] as? String, "stopped")
-        XCTAssertNotEqual(try daemon.kioskcam(["broadcast-stop"]).status, 0, "nothing left to stop")
+        let oldStop = try daemon.kioskcam(["broadcast-stop"])
+        XCTAssertNotEqual(oldStop.status, 0, "nothing left to stop")
+        XCTAssertTrue(oldStop.stderr.contains("`broadcast-stop` is now `kioskcam broadcast stop`"), oldStop.stderr)
         listener.waitUntilExit()
         XCTAssertEqual(try FFprobe.probe(flv).video?.codec_name, "h264")
         XCTAssertEqual(try FFprobe.probe(flv).video?.width, 640)

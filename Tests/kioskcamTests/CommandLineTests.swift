@@ -162,6 +162,42 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(version.stdout.contains("libavcodec"), version.stdout)
     }
 
+    /// The commands are named by what they do (issue 30): `broadcast start|stop` beside
+    /// `event start|stop`, `input-monitor` for the wiring check. The old names stay for one
+    /// release, hidden from the help, and say the new one on stderr.
+    func testCommandNamesAndTheOldSpellings() throws {
+        let help = try kioskcam(["--help"]).stdout
+        XCTAssertTrue(help.contains("input-monitor"), help)
+        for old in ["broadcast-start", "broadcast-stop", "\n  events "] {
+            XCTAssertFalse(help.contains(old), "\(old) is hidden: \(help)")
+        }
+        let broadcast = try kioskcam(["broadcast", "--help"])
+        XCTAssertEqual(broadcast.status, 0, broadcast.stderr)
+        for sub in ["send", "start", "stop"] {
+            XCTAssertTrue(broadcast.stdout.contains("\n  \(sub) "), "\(sub) in \(broadcast.stdout)")
+        }
+        // No daemon: the control socket of this configuration is not there.
+        let folder = TemporaryDirectory()
+        let config = folder.path + "/kioskcam.toml"
+        try "[control]\nsocket = \"\(folder.path)/none.sock\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        for (old, new) in [(["broadcast-start", "--to", "library", "--config", config], ["broadcast", "start", "--to", "library", "--config", config]),
+                           (["broadcast-stop", "--config", config], ["broadcast", "stop", "--config", config]),
+                           (["events", "--device", "/dev/null"], ["input-monitor", "--device", "/dev/null"])] {
+            let viaOld = try kioskcam(old)
+            let viaNew = try kioskcam(new)
+            XCTAssertNotEqual(viaNew.status, 0, "no daemon, no such device: \(new)")
+            XCTAssertEqual(viaOld.status, viaNew.status, "\(old) runs \(new): \(viaOld.stderr)")
+            XCTAssertEqual(viaOld.stdout, viaNew.stdout)
+            let name = new.prefix(new[0] == "broadcast" ? 2 : 1).joined(separator: " ")
+            XCTAssertTrue(viaOld.stderr.contains("`\(old[0])` is now `kioskcam \(name)`"), viaOld.stderr)
+            XCTAssertTrue(viaOld.stderr.contains(viaNew.stderr.trimmingCharacters(in: .whitespacesAndNewlines)), "the same error: \(viaOld.stderr)")
+            XCTAssertFalse(viaNew.stderr.contains("is now"), viaNew.stderr)
+        }
+        // The daemon's own spelling for a broadcast of its own goes to `send` (the default).
+        let send = try kioskcam(["broadcast", "--to", "library", "--source", "nowhere"])
+        XCTAssertEqual(send.status, 64, send.stderr)
+    }
+
     func testShippedConfigurationPasses() throws {
         let result = try kioskcam(["config", "check", "--config", Package.root() + "/rootfs/etc/kioskcam/kioskcam.toml"])
         XCTAssertEqual(result.status, 0, result.stderr)

@@ -30,7 +30,7 @@ fi
 # zero-size lift, MSC_TIMESTAMP-only frames) replayed with real timing.
 hil_xctest --dir "$WORK" touch KIOSKCAM_HIL_UINPUT=1 -- KioskInputTests.TouchHILTests
 
-# --- kioskcam events against a uinput device ---------------------------------------------
+# --- kioskcam input-monitor against a uinput device --------------------------------------
 # A protocol B touch screen (0…4095 on both axes) made from Python, so the command is
 # checked against a device it did not make itself: it must find it by discovery, say
 # why, and print the taps in screen pixels.
@@ -97,7 +97,7 @@ check_events() {  # NAME kioskcam-events-arguments... (@NODE@ is the device's no
     node=$(cat "$marker.node" 2>/dev/null)
     local args=("$@")
     args=("${args[@]//@NODE@/$node}")
-    "$KIOSKCAM" events "${args[@]}" >"$out" 2>"$out.err" &
+    "$KIOSKCAM" input-monitor "${args[@]}" >"$out" 2>"$out.err" &
     local events=$!
     hil_wait_for 20 grep -q "touch: using" "$out"
     touch "$marker.go"
@@ -111,7 +111,7 @@ check_events() {  # NAME kioskcam-events-arguments... (@NODE@ is the device's no
     local rc=$?
     touch "$marker.end"
     wait "$maker"
-    hil_log "kioskcam events ${args[*]:-(no arguments: discovery)}:"
+    hil_log "kioskcam input-monitor ${args[*]:-(no arguments: discovery)}:"
     sed 's/^/HIL:   /' "$out" | head -n 20
 
     if ((rc == 0)); then hil_pass "events ($name): Ctrl-C exits 0"; else hil_fail "events ($name): Ctrl-C exits 0" "exit $rc: $(tail -n 2 "$out.err" | tr '\n' ' ')"; fi
