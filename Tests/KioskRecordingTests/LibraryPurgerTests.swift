@@ -352,7 +352,7 @@ final class LibraryPurgerTests: XCTestCase {
         let scan = try LibraryScanner(layout: LibraryLayout(root: root)).scan()
         let total = Int64(1) << 30
         func plan(short: Int64) -> PurgePlan {
-            LibraryPurger.plan(scan: scan, freeBytes: 100 << 20, totalBytes: total, today: today, protected: [today], bitrate: nil,
+            PurgePlanner.plan(scan: scan, freeBytes: 100 << 20, totalBytes: total, today: today, protected: [today], bitrate: nil,
                                retention: RetentionPolicy(retentionDays: 3650), diskGuard: DiskGuardPolicy(floorBytes: (100 << 20) + short),
                                eventLogDays: [day(10), day(9), day(8), day(2)])
         }
@@ -365,7 +365,7 @@ final class LibraryPurgerTests: XCTestCase {
         // Short of more than all the footage: every day's footage, then the oldest clips.
         // The guard counts a day's footage as the day less its clips (the index with the footage).
         let footage = scan.dateFolders.filter { $0.date < today }
-            .reduce(Int64(0)) { $0 + $1.diskBytes - LibraryPurger.eventShareBytes($1) }
+            .reduce(Int64(0)) { $0 + $1.diskBytes - PurgePlanner.eventShareBytes($1) }
         let more = plan(short: footage + 1)
         let order = more.deletions.map { "\($0.relativePath) \($0.share.rawValue)" }
         XCTAssertEqual(order, [day(10), day(9), day(8)].flatMap { ["video/\($0.folderName) continuous", "audio/\($0.folderName) all"] }
