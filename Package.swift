@@ -59,7 +59,8 @@ let package = Package(
         systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
-        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        // libcurl opened on first use (dlopen), not linked: Sources/CCurl/include/CCurl.h says why.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: "libxml2-dev"),
         /// libcamera (C++ only): its flags and libraries for `CLibcamera`, and its version macros.
         systemLibrary("CLibcameraSystem", pkgConfig: "libcamera", apt: "libcamera-dev"),

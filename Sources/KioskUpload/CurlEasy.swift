@@ -12,11 +12,21 @@ struct CurlEasy: ~Copyable {
     /// Header lists set on the handle; they must outlive the transfer.
     private var lists: [UnsafeMutablePointer<curl_slist>] = []
 
-    private static let globalInit: Bool = curl_global_init(3) == CURLE_OK  // CURL_GLOBAL_DEFAULT
+    /// Opens libcurl the first time (it is not linked: CCurl.h says why); nil once it is
+    /// ready, else why it is not.
+    static let loadFailure: String? = {
+        var message = [CChar](repeating: 0, count: 256)
+        guard kioskcam_curl_load(&message, UInt(message.count)) != 0 else { return nil }
+        return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
 
-    /// - Throws: `UploadError.configuration` when libcurl cannot be initialised.
+    /// - Throws: `UploadError.configuration` when libcurl cannot be loaded or initialised.
     init() throws(UploadError) {
-        guard Self.globalInit, let handle = curl_easy_init() else {
+        if let failure = Self.loadFailure {
+            throw UploadError(.configuration, "libcurl is needed for offsite copies and could not be loaded (\(failure)): "
+                              + "install Debian's libcurl4 (apt-get install libcurl4)")
+        }
+        guard let handle = kioskcam_curl_easy_init() else {
             throw UploadError(.configuration, "libcurl could not be initialised (out of memory?): restart kioskcam")
         }
         self.handle = handle
@@ -28,8 +38,8 @@ struct CurlEasy: ~Copyable {
     }
 
     deinit {
-        curl_easy_cleanup(handle)
-        for list in lists { curl_slist_free_all(list) }
+        kioskcam_curl_easy_cleanup(handle)
+        for list in lists { kioskcam_curl_slist_free_all(list) }
         errorBuffer.deallocate()
     }
 
@@ -53,8 +63,8 @@ struct CurlEasy: ~Copyable {
     mutating func setHeaders(_ headers: [String]) throws(UploadError) {
         var list: UnsafeMutablePointer<curl_slist>?
         for header in headers {
-            guard let appended = curl_slist_append(list, header) else {
-                if let list { curl_slist_free_all(list) }
+            guard let appended = kioskcam_curl_slist_append(list, header) else {
+                if let list { kioskcam_curl_slist_free_all(list) }
                 throw UploadError(.configuration, "libcurl could not build the request headers (out of memory?)")
             }
             list = appended
@@ -66,7 +76,7 @@ struct CurlEasy: ~Copyable {
 
     private func check(_ code: CURLcode, _ name: String) throws(UploadError) {
         guard code == CURLE_OK else {
-            throw UploadError(.configuration, "libcurl refused \(name): \(String(cString: curl_easy_strerror(code))) "
+            throw UploadError(.configuration, "libcurl refused \(name): \(String(cString: kioskcam_curl_easy_strerror(code))) "
                               + "(libcurl 7.75 or newer with HTTPS is needed: install Debian's libcurl4)")
         }
     }
@@ -75,8 +85,8 @@ struct CurlEasy: ~Copyable {
     /// - Returns: libcurl's result code and its detailed message.
     func perform() -> (code: CURLcode, detail: String) {
         errorBuffer[0] = 0
-        let code = curl_easy_perform(handle)
-        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        let code = kioskcam_curl_easy_perform(handle)
+        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: kioskcam_curl_easy_strerror(code))
         return (code, detail)
     }
 

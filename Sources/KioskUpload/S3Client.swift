@@ -150,7 +150,7 @@ public struct S3Client: Sendable {
 
     private func check(_ code: CURLcode, _ name: String) throws(UploadError) {
         guard code == CURLE_OK else {
-            throw UploadError(.configuration, "libcurl refused \(name): \(String(cString: curl_easy_strerror(code)))")
+            throw UploadError(.configuration, "libcurl refused \(name): \(String(cString: kioskcam_curl_easy_strerror(code)))")
         }
     }
 
