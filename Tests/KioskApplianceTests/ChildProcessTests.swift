@@ -19,7 +19,7 @@ final class ChildProcessTests: XCTestCase {
 
     func testSIGTERMStopsItEvenWhenTheParentIgnoresSIGTERM() throws {
         // The daemon takes SIGTERM with its own handler; an ignored disposition would be
-        // inherited across exec and make the broadcast deaf to `broadcast-stop`.
+        // inherited across exec and make the broadcast deaf to `broadcast stop`.
         let previous = Glibc.signal(SIGTERM, SIG_IGN)
         defer { Glibc.signal(SIGTERM, previous) }
         let child = try ChildProcess(program: "/bin/sleep", arguments: ["30"])

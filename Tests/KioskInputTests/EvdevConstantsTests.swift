@@ -122,7 +122,7 @@ final class EvdevConstantsTests: XCTestCase {
             (.permissionDenied, .permissionDenied,
              "add the user to the `input` group (`sudo usermod -aG input $USER`, then log in again), or run as root"),
             (.noSuchFileOrDirectory, .noSuchDevice,
-             "no such input device: list them with `kioskcam events` or `ls -l /dev/input/by-path`; set touch.device to the right /dev/input/eventN, or \"auto\""),
+             "no such input device: list them with `kioskcam input-monitor` or `ls -l /dev/input/by-path`; set touch.device to the right /dev/input/eventN, or \"auto\""),
         ]
         for (errno, code, hint) in cases {
             let error = InputError(path: "/dev/input/event3", operation: "open", errno: errno)
