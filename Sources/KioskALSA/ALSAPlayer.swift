@@ -19,6 +19,10 @@ import KioskWakeUp
 /// The device is opened non-blocking and holds nothing but the PCM, so a card that
 /// allows it keeps capturing from its microphone meanwhile; a busy or missing device
 /// is an error at once, never a wait.
+///
+/// Over 400 lines as one thing: one PCM, one playing thread and the states other
+/// threads move it between (pause, seek, stop, volume, underrun, suspend) must be read
+/// together to see that no path blocks or leaks the device.
 public final class ALSAPlayer: Sendable {
     /// What happened to the sound handed to the player.
     public enum End: Sendable, Equatable {

@@ -68,31 +68,32 @@ public final class Appliance: Sendable {
     let owner: RecordingOwner
     /// Free space and retention, on their own thread (never the encoder's).
     public let storage: StorageGuard
-    /// Capture → one encode → the recordings; stills; the screen's preview; luma.
+    /// The whole media graph, built from `GraphPlan.appliance`: capture → privacy → zoom
+    /// → hub → one encode → recordings, clips, streams, live view, RTP; stills, preview,
+    /// luma, sub-stream, timelapse.
     public let graph: MediaGraph
     /// Digital zoom in front of the graph, for cameras without a zoom control.
-    public let digitalZoom: DigitalZoomStage
+    public var digitalZoom: DigitalZoomStage { graph.digitalZoom }
     /// The privacy masks in front of digital zoom (`[privacy]`), nil without masks.
-    public let privacy: PrivacyStage?
+    public var privacy: PrivacyStage? { graph.privacy }
     /// The overlay's changing fields (`{event}`), set while a clip records.
     public let overlayFields: OverlayFields
     /// The live stream of the one encode (`[stream] url`), nil when none is configured.
-    public let stream: StreamOutput?
+    public var stream: StreamOutput? { graph.streams.first }
     /// The web app's live view: the one encode as fMP4 fragments to each viewer.
-    public let live: LiveStream
+    public var live: LiveStream? { graph.live }
     /// The RTSP server's fan-out (`[rtsp] enabled`): the one encode as RTP to each client.
-    public let rtp: RTPStream?
+    public var rtp: RTPStream? { graph.rtp }
     /// The RTSP sub-stream (`[rtsp] substream`): a second, smaller encode of the same capture.
-    public let substream: SubstreamBranch?
+    public var substream: SubstreamBranch? { graph.substream }
     /// The timelapse (`[timelapse]`): a frame every interval into the day's movie.
-    public let timelapse: TimelapseBranch?
+    public var timelapse: TimelapseBranch? { graph.timelapse }
     /// The RTSP server, once the daemon made it: told when the stream ends a client.
-    let rtspEnded = RTSPEndedRelay()
+    let rtspEnded: RTSPEndedRelay
     /// Event clips (`events.mode` events or both): nil in continuous mode or without a camera.
     public let events: EventRecorder?
-    /// The event clips' own recording output and the pre-event ring they begin from.
-    let clipOutput: RecordingOutput?
-    let preEventRing: PreEventRing?
+    var clipOutput: RecordingOutput? { graph.clipOutput }
+    var preEventRing: PreEventRing? { graph.preEventRing }
     /// The encoded seconds a clip can begin in: bytes held now and the budget.
     public var preEventBuffer: (bytes: Int, seconds: Double, limit: Int)? {
         guard let ring = preEventRing else { return nil }
@@ -151,9 +152,8 @@ public final class Appliance: Sendable {
         if let deviceID { settings.metadata["device_id"] = deviceID }
         overlayFields = OverlayFields.configured(configuration, deviceID: deviceID)
         settings.overlay = OverlaySpec.configured(configuration, fields: overlayFields)
-        let privacyMask: PrivacyMask
         switch PrivacyMask.configured(configuration) {
-        case .success(let mask): privacyMask = mask
+        case .success(let mask): settings.privacy = mask
         case .failure(let error):
             throw ApplianceError("privacy.mask_png: \(error); fix the file, or set privacy.mask_png = \"\" to go without it")
         }
@@ -161,56 +161,13 @@ public final class Appliance: Sendable {
         storage = StorageGuard(configuration: { current.withLock { $0 } }, logger: logger)
         settings.storageCheck = storage.check
         let relay = EventRelay()
-        graph = MediaGraph(settings: settings, previewFramesPerSecond: configuration.screen.previewFramesPerSecond,
-                           lumaFramesPerSecond: configuration.motion.framesPerSecond,
-                           clock: SystemClock(), logger: logger, onEvent: { relay.forward($0) })
+        let rtspEnded = RTSPEndedRelay()
+        self.rtspEnded = rtspEnded
+        graph = MediaGraph(plan: .appliance(configuration, settings: settings), clock: SystemClock(), logger: logger,
+                           onEvent: { relay.forward($0) }, onRTPClientEnded: { rtspEnded.ended($0) })
         owner = RecordingOwner(video: graph.video, audio: graph.audio)
-        digitalZoom = DigitalZoomStage(downstream: graph, maximum: 4, clock: SystemClock())
-        privacy = privacyMask.isEmpty ? nil : PrivacyStage(downstream: digitalZoom, mask: privacyMask,
-                                                             orientation: configuration.camera.orientation)
-        stream = SourceFactory.streamOutput(configuration, withSound: microphone != nil, logger: logger)
-        if let stream { graph.encoder.add(stream) }
-        let encoder = graph.encoder
-        // Two seconds of the stream per viewer before its GOP is dropped.
-        let streamBytesPerSecond = ((settings.video?.bitrate ?? 1_000_000) + (settings.audio?.bitrate ?? 0)) / 8
-        live = LiveStream(maximumViewers: configuration.web.maxViewers, viewerByteLimit: 2 * streamBytesPerSecond,
-                          expectsAudio: microphone != nil, clock: SystemClock(), logger: logger,
-                          requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) })
-        graph.encoder.add(live)
-        if configuration.rtsp.enabled {
-            let relay = rtspEnded
-            let rtp = RTPStream(clientByteLimit: 2 * streamBytesPerSecond, expectsAudio: microphone != nil,
-                                framesPerSecond: settings.video?.input.framesPerSecond ?? 0, clock: SystemClock(), logger: logger,
-                                requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) },
-                                onEnded: { relay.ended($0) })
-            graph.encoder.add(rtp)
-            self.rtp = rtp
-        } else {
-            rtp = nil
-        }
-        if configuration.rtsp.enabled, let size = configuration.rtsp.substreamSize, let video = settings.video {
-            let cameraRate = max(1, video.input.framesPerSecond)
-            let rate = configuration.rtsp.substreamFramesPerSecond == 0 ? cameraRate : min(cameraRate, configuration.rtsp.substreamFramesPerSecond)
-            let substream = SubstreamBranch(settings: video, size: size, framesPerSecond: rate, bitrate: configuration.rtsp.substreamBitrate,
-                                            overlay: settings.overlay, clock: SystemClock(), logger: logger)
-            graph.hub.add(substream)
-            self.substream = substream
-        } else {
-            substream = nil
-        }
-        if configuration.timelapse.isEnabled, let video = settings.video {
-            let timelapse = TimelapseBranch(settings: video, intervalSeconds: configuration.timelapse.intervalSeconds,
-                                            framesPerSecond: configuration.timelapse.framesPerSecond,
-                                            directory: LibraryLayout(root: configuration.storage.mediaRoot).timelapseDirectory,
-                                            overlay: settings.overlay, clock: SystemClock(), logger: logger)
-            graph.hub.add(timelapse)
-            self.timelapse = timelapse
-        } else {
-            timelapse = nil
-        }
-        (events, clipOutput, preEventRing) = Self.makeEvents(configuration, settings: settings, graph: graph, relay: relay,
-                                                             overlayFields: overlayFields, logger: logger)
-        cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: digitalZoom, configured: configuration.camera,
+        events = Self.makeEvents(configuration, graph: graph, relay: relay, overlayFields: overlayFields, logger: logger)
+        cameraAdjuster = CameraAdjuster(camera: camera, digitalZoom: graph.digitalZoom, configured: configuration.camera,
                                         logger: logger)
         relay.target = self
         try salvageLeftovers(configuration)
@@ -218,40 +175,15 @@ public final class Appliance: Sendable {
 
     /// The graph's threads' heartbeats (the encoder, the file writers), for the watchdog.
     public var encoderHeartbeats: [(name: String, beats: @Sendable () -> UInt64)] {
-        var beats = graph.heartbeats
-        if let clips = clipOutput { beats.append(("event clips", { clips.heartbeat })) }
-        if let encoder = timelapse?.encoder { beats.append(("timelapse encoder", { encoder.heartbeat })) }
-        return beats
+        graph.heartbeats
     }
 
-    /// The event recorder and its clip output, when `events.mode` asks for clips: a
-    /// pre-event ring and a recording output of their own on the one encode, the luma
-    /// branch feeding the motion detector.
-    private static func makeEvents(_ configuration: Configuration, settings: RecorderSettings, graph: MediaGraph,
-                                   relay: EventRelay, overlayFields: OverlayFields, logger: Logger) -> (EventRecorder?, RecordingOutput?, PreEventRing?) {
-        guard configuration.events.mode != .continuous, let video = settings.video else { return (nil, nil, nil) }
+    /// The event recorder, when `events.mode` asks for clips: on the graph's clip output
+    /// and pre-event ring, fed by its luma branch.
+    private static func makeEvents(_ configuration: Configuration, graph: MediaGraph, relay: EventRelay,
+                                   overlayFields: OverlayFields, logger: Logger) -> EventRecorder? {
+        guard let output = graph.clipOutput, let ring = graph.preEventRing else { return nil }
         let timing = configuration.events.timing
-        let bitrate = video.bitrate + (settings.audio?.bitrate ?? 0)
-        let keyframeSeconds = Double(max(1, configuration.encoder.keyframeInterval)) / Double(max(1, video.input.framesPerSecond))
-        // The pre-event time, one GOP (a clip starts at a keyframe) and a second of slack.
-        let ring = PreEventRing(seconds: timing.preSeconds + keyframeSeconds + 1,
-                                byteLimit: PreEventRing.byteBudget(seconds: timing.preSeconds + 1, bitrate: bitrate,
-                                                                   keyframeSeconds: keyframeSeconds))
-        var clipSettings = settings
-        // A clip is one file, however long (max_seconds bounds it).
-        clipSettings.segmentPolicy = SegmentPolicy(maximumSeconds: timing.maxSeconds + 60)
-        let encoder = graph.encoder
-        let output = RecordingOutput(kind: .video, settings: clipSettings, clock: SystemClock(), logger: logger,
-                                     requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) },
-                                     onEvent: { event in
-                                         switch event {
-                                         case .fileFinished, .failed: relay.forward(event)
-                                         default: break
-                                         }
-                                     })
-        ring.setEnabled(true)
-        encoder.add(ring)
-        encoder.add(output)
         let stills = graph.stills
         let levels: @Sendable () -> Double? = { [weak graph] in graph?.status(of: output).audioLevels?.rmsDBFS.max() }
         let recorder = EventRecorder(configuration: configuration, clips: GraphClipOutput(output: output, ring: ring),
@@ -263,9 +195,9 @@ public final class Appliance: Sendable {
                                          overlayFields.setEvent(message.type == .end ? "" : message.triggers.map(\.rawValue).joined(separator: "+"))
                                          relay.publish(.event(message))
                                      })
-        graph.luma.subscribe { [weak recorder] frame in recorder?.observe(frame) }
+        graph.luma?.subscribe { [weak recorder] frame in recorder?.observe(frame) }
         logger.notice("event clips: \(configuration.events.mode.rawValue) mode, \(String(format: "%g", timing.preSeconds)) s before and \(String(format: "%g", timing.postSeconds)) s after each trigger; triggers: \(([configuration.events.motion ? "motion" : nil, configuration.events.sound ? "sound" : nil, "buttons", "kioskcam event start"] as [String?]).compactMap { $0 }.joined(separator: ", "))")
-        return (recorder, output, ring)
+        return recorder
     }
 
     public var configuration: Configuration { currentConfiguration.withLock { $0 } }
@@ -330,7 +262,7 @@ public final class Appliance: Sendable {
     public func startSources() throws {
         guard state.withLock({ !$0.sourcesRunning }) else { return }
         if let camera {
-            do { try camera.start(into: privacy ?? digitalZoom) } catch { throw ApplianceError("camera \(camera.name): \(error)") }
+            do { try camera.start(into: graph) } catch { throw ApplianceError("camera \(camera.name): \(error)") }
         }
         if let microphone {
             do {
@@ -340,7 +272,7 @@ public final class Appliance: Sendable {
             }
         }
         state.withLock { $0.sourcesRunning = true }
-        stream?.start()
+        graph.startStreams()
         events?.start()
     }
 
@@ -538,11 +470,7 @@ public final class Appliance: Sendable {
     public func finishRecording(timeout: Double = 30) {
         if recordingState != .idle { logger.notice("finishing the recording before exit") }
         events?.stop()
-        stream?.stop()
         graph.shutdown(timeout: timeout)
-        substream?.shutdown(timeout: timeout)
-        timelapse?.shutdown(timeout: timeout)
-        clipOutput?.shutdown(timeout: timeout)
         storage.stop()
     }
 }

@@ -21,16 +21,20 @@ import Logging
 /// the thread: recorder commands run on a serial queue, the PIN hash on another, and
 /// their answers come back through an inbox and a `WakeUpEvent`. The loop sleeps in
 /// `poll` until an fd is readable or the controller's next deadline.
+///
+/// Over 400 lines as one thing: the thread that owns these devices polls them and
+/// performs every effect on them, so its inputs and effects stay beside the fds they
+/// touch. The media view's player, its second job, is in `InteractionLoop+MediaView.swift`.
 public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices and the controller belong to the loop thread; the inbox is under `inboxLock`
     private let appliance: Appliance
-    private let logger: Logger
-    private let configuration: Configuration
-    private let clock = SystemClock()
+    let logger: Logger
+    let configuration: Configuration
+    let clock = SystemClock()
     /// Wakes the loop from `poll` when a message is posted or a stop is asked for.
     private let wakeUp: WakeUpEvent
-    private let inboxLock = Lock()
+    let inboxLock = Lock()
     // Guarded by `inboxLock`.
-    private var inbox: [Message] = []
+    var inbox: [Message] = []
     private var stopRequested = false
     private var beats: UInt64 = 0
     private var started = false
@@ -38,8 +42,8 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     /// screensaver waits and the Photo button is off.
     private var stillsInProgress = 0
     /// The media view's player is running: the screensaver waits.
-    private var mediaPlaying = false
-    private var lastScreenStatus: ScreenStatus?
+    var mediaPlaying = false
+    var lastScreenStatus: ScreenStatus?
     private let thread = ThreadGroup()
 
     private let commandQueue = DispatchQueue(label: "kioskcam.commands")
@@ -52,32 +56,32 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     private let torchState = Locked<Bool?>(nil)
     private let pinQueue = DispatchQueue(label: "kioskcam.pin")
     /// Library listings, thumbnails and photos for the media view: disk work, off the loop.
-    private let mediaQueue = DispatchQueue(label: "kioskcam.media")
+    let mediaQueue = DispatchQueue(label: "kioskcam.media")
     /// The day whose thumbnails are wanted; the thumbnail pass stops when it changes.
-    private let mediaDay = Locked<String?>(nil)
+    let mediaDay = Locked<String?>(nil)
 
     // The media view's player, owned by the loop thread.
-    private var player: MediaPlayer?
-    private var playerPollAt: MonotonicInstant?
-    private var lastTouchTime: MonotonicInstant?
+    var player: MediaPlayer?
+    var playerPollAt: MonotonicInstant?
+    var lastTouchTime: MonotonicInstant?
     /// How long from the tap to the player's start, for the first-picture log line.
-    private var playerStartLatency: Double = 0
-    private var firstPictureLogged = false
+    var playerStartLatency: Double = 0
+    var firstPictureLogged = false
     /// How often the player's position is read for the scrubber and the play head.
-    private static let playerPollNanoseconds: Int64 = 100_000_000
+    static let playerPollNanoseconds: Int64 = 100_000_000
 
     // Owned by the loop thread.
     private var buttons: ButtonPanel?
     private var touch: TouchPanel?
-    private let renderer: ScreenRenderer?
+    let renderer: ScreenRenderer?
     /// The overlay's text for the preview (`overlay.preview`), made on the loop thread; nil when off.
-    private let previewStamp: OverlayStamp?
+    let previewStamp: OverlayStamp?
     private var controller: InteractionController
     private let pinStore: PinStore
     /// What a `broadcast` button starts and stops; nil: the button does nothing.
     private let broadcast: BroadcastLink?
 
-    private enum Message {
+    enum Message {
         case recordingState(RecordingState)
         case status(ScreenStatus)
         case pinChecked(PinCheckResult)
@@ -238,12 +242,12 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         wake()
     }
 
-    private func post(_ message: Message) {
+    func post(_ message: Message) {
         inboxLock.withLock { inbox.append(message) }
         wake()
     }
 
-    private func wake() { wakeUp.signal() }
+    func wake() { wakeUp.signal() }
 
     private func loop() {
         feed(.started)
@@ -336,7 +340,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
     }
 
     /// Hands an input to the controller and carries out what it decides, in order.
-    private func feed(_ input: InteractionInput, now: MonotonicInstant? = nil) {
+    func feed(_ input: InteractionInput, now: MonotonicInstant? = nil) {
         let now = now ?? clock.now()
         for effect in controller.handle(input, now: now) { perform(effect, now: now) }
     }
@@ -454,7 +458,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
         case .draw(let model):
             _ = renderer?.render(model)
         case .refreshPreview(let model):
-            guard let renderer, let frame = appliance.graph.preview.takeNewFrame() else { return }
+            guard let renderer, let frame = appliance.graph.preview?.takeNewFrame() else { return }
             let updated = (try? renderer.updatePreview(frame, overlay: previewOverlay(for: frame))) != nil
             frame.buffer.doneReading()
             if updated { _ = renderer.render(model) }
@@ -493,143 +497,6 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             let milliseconds = Double(clock.now().nanoseconds(since: event.time)) / 1e6
             logger.info("touch release at \(event.point) drawn \(String(format: "%.1f", milliseconds)) ms after the kernel event")
         }
-    }
-
-    // MARK: Media view
-
-    /// `[overlay]` for the preview when `overlay.preview` asks for it: the loop's own
-    /// stamp's text for the frame's capture time (as the recordings carry it).
-    private func previewOverlay(for frame: VideoFrame) -> PreviewOverlay? {
-        guard let stamp = previewStamp else { return nil }
-        let captured = Date().timeIntervalSince1970 - Double(clock.now().nanoseconds(since: frame.timestamp)) / 1e9
-        return PreviewOverlay(text: stamp.text(unixSeconds: captured, frame: frame.sequence), position: stamp.spec.position,
-                              heightFraction: stamp.spec.heightFraction)
-    }
-
-    private func performMedia(_ request: MediaViewEffect, now: MonotonicInstant) {
-        let listing = LibraryListing(layout: LibraryLayout(root: configuration.storage.mediaRoot))
-        switch request {
-        case .listDays:
-            mediaDay.withLock { $0 = nil }
-            mediaQueue.async { [weak self] in self?.post(.media(.days(listing.days()))) }
-        case .listDay(let day):
-            mediaDay.withLock { $0 = day }
-            mediaQueue.async { [weak self] in self?.listDay(day, listing: listing) }
-        case .play(let item):
-            stopPlayer()
-            guard let renderer else { return }
-            let area = MediaViewLayout(size: renderer.size).picture
-            let path = item.path
-            let player = MediaPlayer(path: path, kind: item.kind, audioDevice: configuration.screen.playbackDevice,
-                                     pictureArea: FrameSize(width: area.width, height: area.height)) { pixels, size in
-                renderer.presentMediaPicture(pixels, size: size, for: path)
-            }
-            do {
-                try player.start()
-            } catch {
-                logger.error("media: cannot play \(path): \(error)")
-                feed(.media(.failed("Cannot play this recording")), now: now)
-                return
-            }
-            logger.info("media: playing \(path)")
-            self.player = player
-            playerPollAt = now
-            playerStartLatency = Double(clock.now().nanoseconds(since: lastTouchTime ?? now)) / 1e6
-            firstPictureLogged = !item.kind.isMovie
-            setPlaybackActive(true)
-        case .showPhoto(let item):
-            stopPlayer()
-            guard let renderer else { return }
-            let logger = logger
-            mediaQueue.async { [weak self] in
-                do {
-                    let decoder = try VideoFileDecoder(path: item.path)
-                    let screen = ScreenRect(x: 0, y: 0, width: renderer.size.width, height: renderer.size.height)
-                    let fitted = MediaViewLayout.fitted(decoder.size, in: screen)
-                    let size = FrameSize(width: fitted.width, height: fitted.height)
-                    try decoder.decode(scaledTo: size, layout: .bgrx) { pixels, _ in
-                        renderer.presentMediaPicture(pixels, size: size, for: item.path)
-                        return false
-                    }
-                } catch {
-                    logger.error("media: cannot show \(item.path): \(error)")
-                    self?.post(.media(.failed("Cannot show this photo")))
-                }
-            }
-        case .stopPlayback:
-            stopPlayer()
-        case .togglePause:
-            player?.togglePause()
-        case .seek(let seconds):
-            player?.seek(to: seconds)
-        case .leave, .redraw:
-            break
-        }
-    }
-
-    /// Lists a day, then makes its missing thumbnails, telling the screen every few.
-    private func listDay(_ day: String, listing: LibraryListing) {
-        let items = listing.recordings(on: day).map { recording in
-            let name = String(recording.path.split(separator: "/").last ?? "")
-            return MediaItem(kind: recording.kind, path: recording.path, time: String(recording.start.suffix(8)),
-                             seconds: recording.seconds, bytes: recording.bytes, eventLabel: LibraryLayout.eventLabel(ofFileName: name))
-        }
-        post(.media(.day(day, items)))
-        var made = 0
-        for item in items {
-            guard mediaDay.withLock({ $0 == day }) else { return }
-            do {
-                try MediaThumbnail.stored(for: item.path, kind: item.kind, size: MediaViewLayout.thumbnailSize)
-            } catch {
-                logger.notice("media: no thumbnail for \(item.path): \(error)")
-            }
-            made += 1
-            if made % 4 == 0 || made == items.count { post(.media(.thumbnails(day))) }
-        }
-    }
-
-    /// Hands the player's position to the screen a few times a second; a failure closes it.
-    private func pollPlayer(now: MonotonicInstant) {
-        guard let player, let due = playerPollAt, now >= due else { return }
-        playerPollAt = now.advanced(byNanoseconds: Self.playerPollNanoseconds)
-        let status = player.status
-        if !firstPictureLogged, let first = status.firstFrameMilliseconds {
-            firstPictureLogged = true
-            logger.info("media: first picture \(String(format: "%.0f", playerStartLatency + first)) ms after the tap")
-        }
-        if let failure = status.failure {
-            logger.error("media: playing \(player.path) failed: \(failure)")
-            stopPlayer()
-            feed(.media(.failed("Playing stopped: see the log")), now: now)
-            return
-        }
-        feed(.media(.playback(position: status.position, duration: status.duration, paused: status.paused)), now: now)
-    }
-
-    private func stopPlayer() {
-        guard let player else { return }
-        player.stop()
-        let status = player.status
-        let sync = status.syncOffsetMaxMilliseconds.map { max in
-            String(format: ", picture vs sound: mean %.1f ms, max %.1f ms", status.syncOffsetMeanMilliseconds ?? 0, max)
-        } ?? ""
-        logger.info("media: stopped \(player.path) at \(String(format: "%.1f", status.position)) s, \(status.framesShown) pictures shown, \(status.framesDropped) dropped, \(status.underruns) underruns\(sync)")
-        self.player = nil
-        playerPollAt = nil
-        renderer?.clearMediaPicture()
-        setPlaybackActive(false)
-    }
-
-    /// Tells the screen's status that media plays (the screensaver's busy flag).
-    private func setPlaybackActive(_ active: Bool) {
-        inboxLock.withLock {
-            mediaPlaying = active
-            guard var status = lastScreenStatus, status.playbackActive != active else { return }
-            status.playbackActive = active
-            lastScreenStatus = status
-            inbox.append(.status(status))
-        }
-        wake()
     }
 
     // MARK: Devices

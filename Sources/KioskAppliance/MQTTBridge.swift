@@ -16,6 +16,11 @@ import ServiceLifecycle
 /// down, slow or refusing us never blocks the recorder or the UI: messages wait up to
 /// `mqtt.queue_messages`, the oldest go first and are counted. Commands run on a serial
 /// queue of their own, since starting a recording may block (a purge first).
+///
+/// Over 400 lines as one thing: the thread that owns the libmosquitto client does both
+/// directions on the one connection (connect, last will, publish, subscribe, commands
+/// in); the topics, payloads, discovery documents and outbox are pure types in
+/// KioskCore/Fleet.
 public final class MQTTBridge: Sendable {
     public struct Status: Sendable, Equatable {
         public var broker: String

@@ -122,17 +122,4 @@ public enum SourceFactory {
             if case .running = health { logger.info("camera \(name) is delivering frames") }
         }
     }
-
-    /// The live stream `[stream] url` asks for (nil when none), sized so that about two
-    /// seconds may wait for the network before whole GOPs are dropped.
-    /// - Parameter replay: A file replayed as fast as it reads: not live, so the queue
-    ///   holds 30 s rather than 2 s while the destination opens (a replay runs many times
-    ///   faster than real time, and must not lose its first GOPs to a slow open).
-    public static func streamOutput(_ configuration: Configuration, withSound: Bool, replay: Bool = false,
-                                    logger: Logger) -> StreamOutput? {
-        guard !configuration.stream.url.isEmpty else { return nil }
-        let bitrate = configuration.effectiveVideoBitrate + configuration.encoder.audioBitrate
-        return StreamOutput(url: configuration.stream.url, queueBytes: max(bitrate / 8 * (replay ? 30 : 2), 256 * 1024),
-                            audio: configuration.stream.audio && withSound, clock: SystemClock(), logger: logger)
-    }
 }

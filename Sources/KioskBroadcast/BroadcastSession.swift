@@ -134,17 +134,14 @@ struct BroadcastSession {
         let storage = destinations.contains(.library) ? StorageGuard(configuration: { configuration }, logger: logger) : nil
         storage?.start()
         defer { storage?.stop() }
-        let recorder = Recorder(settings: recorderSettings(storage: storage), clock: SystemClock(), logger: logger, overflow: .dropOldest,
-                                videoKind: isScreen ? .screen : .video, onEvent: { log.record($0) })
-        let streams = destinations.compactMap { destination -> StreamOutput? in
+        let live = destinations.compactMap { destination -> GraphPlan.StreamPlan? in
             guard case .live(let url) = destination else { return nil }
-            return StreamOutput(url: url, queueBytes: plan.queueBytesPerDestination, audio: microphone != nil,
-                                clock: SystemClock(), logger: logger)
+            return GraphPlan.StreamPlan(url: url, queueBytes: plan.queueBytesPerDestination, audio: microphone != nil)
         }
-        for stream in streams {
-            recorder.encoder.add(stream)
-            stream.start()
-        }
+        let recorder = Recorder(settings: recorderSettings(storage: storage), clock: SystemClock(), logger: logger, overflow: .dropOldest,
+                                videoKind: isScreen ? .screen : .video, streams: live, onEvent: { log.record($0) })
+        let streams = recorder.streams
+        recorder.startStreams()
         let started = Date().timeIntervalSince1970
         let stopSignal = StopSignal()
         let toLibrary = destinations.contains(.library)

@@ -19,6 +19,11 @@ import SystemPackage
 /// The stream ends with `.failed` when libcamera reports the camera disconnected
 /// ("camera unplugged") or no frame arrives for `noFrameTimeout` seconds — as a V4L2
 /// camera's, so `CameraSupervisor` reopens it the same way.
+///
+/// Over 400 lines as one thing: the camera owns libcamera's requests and buffers from
+/// configure to release, and the zero-copy lending, the copy pool and the controls all
+/// act on those same requests; the choice of stream and controls is pure
+/// (`LibcameraStreamChoice`, `LibcameraControlPlan`).
 public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
     public let id: String
     public let model: String

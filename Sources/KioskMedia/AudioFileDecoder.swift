@@ -17,6 +17,10 @@ import Glibc
 /// length, as a player would play it: a recording that lost one packet still has a
 /// picture, and what follows stays in its place. A file whose packets are all damaged
 /// is `invalidInput`.
+///
+/// Over 400 lines as one thing: libavformat's read loop, libavcodec's decode and the
+/// sample-format conversion share the same FFmpeg objects and their error paths; most of
+/// the length is the eight sample layouts and damaged-packet handling above.
 public final class AudioFileDecoder {
     /// The file, as given.
     public let path: String

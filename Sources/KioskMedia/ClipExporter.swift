@@ -64,7 +64,7 @@ public enum ClipExporter {
                                   isUsage: true)
         }
         let outline: RecordingOutline
-        do throws(MediaError) { outline = try ClipExport.outline(of: input) } catch {
+        do throws(MediaError) { outline = try ClipCopy.outline(of: input) } catch {
             throw ClipExportError(message: error.description, isUsage: false)
         }
         switch target {
@@ -130,7 +130,7 @@ public enum ClipExporter {
                 why = "a smart cut is not possible: \(reason)"
             }
         }
-        let report = try ClipExport.copy(input: input, output: output, range: range, outline: outline)
+        let report = try ClipCopy.copy(input: input, output: output, range: range, outline: outline)
         let early = range.start - report.start
         if outline.hasVideo && early > halfFrame {
             notes.append("--from \(formatClipTime(range.start)) lies between keyframes and \(why): the clip starts \(formatClipTime(early)) "

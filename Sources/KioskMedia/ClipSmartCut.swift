@@ -34,7 +34,7 @@ public enum ClipSmartCut {
     ///     name first so a failure leaves nothing under the asked name.
     ///   - range: Seconds in the recording; `range.start` should not be on a keyframe
     ///     (it works there too, re-encoding a whole GOP for nothing).
-    ///   - outline: `ClipExport.outline(of: input)`.
+    ///   - outline: `ClipCopy.outline(of: input)`.
     /// - Throws: `MediaError` for a recording that cannot be decoded or a clip that
     ///   cannot be written; a cut that is merely not possible is an `Outcome`.
     public static func write(input path: String, output: String, range: ClipRange,
@@ -88,7 +88,7 @@ public enum ClipSmartCut {
             guard seconds < copyStart - halfFrame else { return false }
             guard seconds >= range.start - halfFrame else { return true }
             let nanoseconds = Int64((seconds * 1e9).rounded())
-            sourceTicks[nanoseconds] = ClipExport.ticks(seconds, base)
+            sourceTicks[nanoseconds] = ClipCopy.ticks(seconds, base)
             try encoder.encode(copying: picture, format: settings.input, time: MonotonicInstant(nanoseconds: nanoseconds),
                                forceKeyframe: first, emit: collect)
             first = false
@@ -117,7 +117,7 @@ public enum ClipSmartCut {
 
         let temporary = output + ".partial"
         let destination = try ClipOutputFile(path: temporary, format: "mp4")
-        var windows: [Int32: ClipExport.CopyWindow] = [:]
+        var windows: [Int32: ClipCopy.CopyWindow] = [:]
         var videoOut: UnsafeMutablePointer<AVStream>?
         for index in [streams.video, streams.audio].compactMap({ $0 }) {
             guard let inStream = input.pointer.pointee.streams[Int(index)] else { continue }
@@ -126,18 +126,18 @@ public enum ClipSmartCut {
             if index == videoIndex {
                 replaceExtradata(of: outStream.pointee.codecpar, with: merged.bytes)
                 videoOut = outStream
-                windows[index] = .init(input: inStream, output: outStream, from: ClipExport.ticks(copyStart, streamBase),
-                                       end: ClipExport.ticks(range.end - halfFrame, streamBase), shift: shift)
+                windows[index] = .init(input: inStream, output: outStream, from: ClipCopy.ticks(copyStart, streamBase),
+                                       end: ClipCopy.ticks(range.end - halfFrame, streamBase), shift: shift)
             } else {
-                let from = ClipExport.ticks(shiftSeconds, streamBase)
+                let from = ClipCopy.ticks(shiftSeconds, streamBase)
                 windows[index] = .init(input: inStream, output: outStream, from: from,
-                                       end: ClipExport.ticks(range.end, streamBase), shift: from)
+                                       end: ClipCopy.ticks(range.end, streamBase), shift: from)
             }
         }
         guard let videoOut else { return .notPossible("the recording has no video") }
         try destination.writeHeader()
         let packet = try Packet(operation: "export \(path)")
-        let frameTicks = ClipExport.ticks(outline.frameDuration, base)
+        let frameTicks = ClipCopy.ticks(outline.frameDuration, base)
         let dropped: Set<UInt8> = [H264AnnexB.UnitType.sequenceParameterSet.rawValue,
                                    H264AnnexB.UnitType.pictureParameterSet.rawValue,
                                    H264AnnexB.UnitType.accessUnitDelimiter.rawValue]
@@ -158,7 +158,7 @@ public enum ClipSmartCut {
             if encoded.isKeyframe { packet.pointer.pointee.flags |= kc_av_pkt_flag_key() }
             try destination.write(packet.pointer, from: videoStream, to: videoOut)
         }
-        let (copied, audio) = try ClipExport.copyPackets(from: input, video: streams.video, windows: windows,
+        let (copied, audio) = try ClipCopy.copyPackets(from: input, video: streams.video, windows: windows,
                                                          to: destination, videoStarted: true)
         try destination.finish(renamingTo: output)
         return .written(ClipSmartCutReport(reencodedFrames: head.count, copyStart: copyStart,

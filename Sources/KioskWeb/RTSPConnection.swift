@@ -7,6 +7,10 @@ import NIOCore
 /// One RTSP client's TCP connection, on the event loop: requests in order (one at a time,
 /// since a password check leaves the loop), its session and tracks, and — once it plays —
 /// its RTP and RTCP, interleaved here or over the server's UDP sockets.
+///
+/// Over 400 lines as one thing: one client's RTSP state (OPTIONS → DESCRIBE → SETUP →
+/// PLAY → TEARDOWN) on its channel; the message syntax, SDP, transports, digest and RTP
+/// packetising are pure types in KioskCore/RTSP.
 final class RTSPConnection: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer

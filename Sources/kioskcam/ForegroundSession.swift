@@ -38,14 +38,18 @@ struct ForegroundSession {
         storage = StorageGuard(configuration: { configuration }, logger: logger)
     }
 
-    private func makeRecorder(_ log: SessionLog) -> Recorder {
+    /// `[stream] url`: the same packets go live too (one encode, not two).
+    private func makeRecorder(_ log: SessionLog, withStream: Bool = false) -> Recorder {
         var settings = RecorderSettings(configuration, video: camera?.format, audio: microphone?.format,
                                                     version: KioskCam.version)
         settings.storageCheck = storage.check
         settings.overlay = OverlaySpec.configured(configuration, fields: OverlayFields.configured(configuration, deviceID: nil))
         settings.privacy = privacy
+        let stream = withStream && !audioOnly
+            ? GraphPlan.StreamPlan.configured(configuration, withSound: microphone != nil, replay: fileReplay) : nil
         return Recorder(settings: settings, clock: SystemClock(), logger: logger,
-                        overflow: fileReplay ? .block : .dropOldest, onEvent: { log.record($0) })
+                        overflow: fileReplay ? .block : .dropOldest, streams: stream.map { [$0] } ?? [],
+                        onEvent: { log.record($0) })
     }
 
     /// Salvages leftovers from a crash; reports what it found.
@@ -68,21 +72,16 @@ struct ForegroundSession {
     func record(limit: Double?, showProgress: Bool) throws -> [String] {
         try salvageLeftovers()
         let log = SessionLog()
-        let recorder = makeRecorder(log)
+        let recorder = makeRecorder(log, withStream: true)
         let stopSignal = StopSignal()
         // A file replayed as fast as it reads is started after the recording, whose
         // encoder opens on demand: otherwise its first frames went by before anyone
-        // wanted them. A live camera runs first, so that the file starts at once.
-        // `[stream] url`: the same packets go live too (one encode, not two). Added
-        // before a file replay starts, so that the stream has its first GOP too.
-        let stream = audioOnly ? nil : SourceFactory.streamOutput(configuration, withSound: microphone != nil,
-                                                                  replay: fileReplay, logger: logger)
-        if let stream {
-            recorder.encoder.add(stream)
-            stream.start()
+        // wanted them. A live camera runs first, so that the file starts at once. The
+        // stream connects before a file replay starts, so that it has its first GOP too.
+        recorder.startStreams()
+        if !fileReplay {
+            do { try startSources(into: recorder) } catch { recorder.shutdown(); throw error }
         }
-        defer { stream?.stop() }
-        if !fileReplay { try startSources(into: recorder) }
         defer { stopSources() }
         do {
             try recorder.start(maximumSeconds: limit)

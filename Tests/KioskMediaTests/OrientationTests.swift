@@ -69,9 +69,9 @@ final class OrientationTests: XCTestCase {
         XCTAssertEqual(try probedRotation(half).map(abs), 180)
         // A clip cut from a turned recording is still turned.
         let turned = folder.path + "/turn-1.mp4"
-        let outline = try ClipExport.outline(of: turned)
+        let outline = try ClipCopy.outline(of: turned)
         let clip = folder.path + "/clip.mp4"
-        _ = try ClipExport.copy(input: turned, output: clip, range: ClipRange(start: 0, end: 1, endWasClamped: false), outline: outline)
+        _ = try ClipCopy.copy(input: turned, output: clip, range: ClipRange(start: 0, end: 1, endWasClamped: false), outline: outline)
         XCTAssertEqual(try probedRotation(clip), -90)
         // So is a re-encoded one, smaller or not, for every turn and mirror.
         for (index, (orientation, expected)) in cases.enumerated() {

@@ -18,7 +18,7 @@ final class OwnContainerTests: XCTestCase {
         let sound = folder.path + "/101500.m4a"
         try FileManager.default.copyItem(atPath: secret, toPath: sound)
 
-        XCTAssertThrowsError(try ClipExport.outline(of: playlist)) { error in
+        XCTAssertThrowsError(try ClipCopy.outline(of: playlist)) { error in
             XCTAssertTrue("\(error)".contains("an HLS playlist, not an MP4, M4A or WAV file"), "\(error)")
         }
         XCTAssertThrowsError(try VideoFileDecoder(path: playlist)) { error in
@@ -30,7 +30,7 @@ final class OwnContainerTests: XCTestCase {
         XCTAssertThrowsError(try MediaSalvage.inspect(sound)) { error in
             XCTAssertTrue("\(error)".contains("an MPEG transport stream"), "\(error)")
         }
-        XCTAssertThrowsError(try ClipExport.outline(of: folder.path + "/missing.mp4")) { error in
+        XCTAssertThrowsError(try ClipCopy.outline(of: folder.path + "/missing.mp4")) { error in
             XCTAssertTrue("\(error)".contains("Check the path"), "a missing file keeps its own hint: \(error)")
         }
     }
@@ -42,7 +42,7 @@ final class OwnContainerTests: XCTestCase {
                                 "-c:v", "libx264", "-movflags", "+frag_keyframe+empty_moov+default_base_moof", mp4])
         try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac", m4a])
         try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=duration=1", wav])
-        XCTAssertTrue(try ClipExport.outline(of: mp4).hasVideo)
+        XCTAssertTrue(try ClipCopy.outline(of: mp4).hasVideo)
         XCTAssertGreaterThan(try AudioFileDecoder(path: m4a).sampleRate, 0)
         XCTAssertGreaterThan(try AudioFileDecoder(path: wav).sampleRate, 0)
         XCTAssertGreaterThan(try MediaSalvage.inspect(mp4).packets, 0)

@@ -144,7 +144,7 @@ final class MediaGraphTests: XCTestCase {
         }
         // The preview holds the newest frame by reference: the very buffer that was captured.
         do {
-            let previewed = try XCTUnwrap(graph.preview.takeNewFrame())
+            let previewed = try XCTUnwrap(XCTUnwrap(graph.preview).takeNewFrame())
             XCTAssertEqual(previewed.buffer.baseAddress, lastDelivered, "the preview's frame is the captured buffer itself")
             XCTAssertLessThan(pool.freeCount, 4, "held while the preview has it")
         }
@@ -174,7 +174,7 @@ final class MediaGraphTests: XCTestCase {
         let slow = SlowOutput()
         graph.encoder.add(slow)
         let lumaFrames = StillResultBox()
-        graph.luma.subscribe { _ in
+        try XCTUnwrap(graph.luma).subscribe { _ in
             lumaFrames.set(.success("luma"))
             Thread.sleep(forTimeInterval: 0.5)   // far slower than the branch's rate
         }
@@ -188,7 +188,7 @@ final class MediaGraphTests: XCTestCase {
         slow.stop()
         graph.shutdown()
         XCTAssertGreaterThan(slow.dropped.gops, 0, "the slow output dropped whole GOPs")
-        XCTAssertGreaterThan(graph.luma.counters.skipped, 0, "the slow luma subscriber's frames were skipped and counted")
+        XCTAssertGreaterThan(try XCTUnwrap(graph.luma).counters.skipped, 0, "the slow luma subscriber's frames were skipped and counted")
         XCTAssertEqual(graph.encoder.dropped.droppedVideoFrames, 0, "the encoder kept up")
         let file = try XCTUnwrap(graph.video.status.finishedFiles.first)
         let numbers = try frameNumbers(file, folder)
@@ -324,10 +324,10 @@ final class DigitalZoomTests: XCTestCase {
         let copiesBefore = MediaStatistics.shared.copied.frames
         for sequence in 0..<30 { deliver(sequence) }
         XCTAssertEqual(MediaStatistics.shared.copied.frames, copiesBefore, "at 1× frames pass by reference")
-        XCTAssertLessThan(graph.preview.takeNewFrame().map { $0.buffer.bytes[0] } ?? 255, 40, "unzoomed: a black corner")
+        XCTAssertLessThan(try XCTUnwrap(graph.preview).takeNewFrame().map { $0.buffer.bytes[0] } ?? 255, 40, "unzoomed: a black corner")
         XCTAssertEqual(zoom.setZoom(2, smoothly: false), 2)
         for sequence in 30..<60 { deliver(sequence) }
-        XCTAssertGreaterThan(graph.preview.takeNewFrame().map { $0.buffer.bytes[0] } ?? 0, 200, "zoomed: the corner is the white centre")
+        XCTAssertGreaterThan(try XCTUnwrap(graph.preview).takeNewFrame().map { $0.buffer.bytes[0] } ?? 0, 200, "zoomed: the corner is the white centre")
         XCTAssertGreaterThanOrEqual(MediaStatistics.shared.copied.frames - copiesBefore, 29, "zoomed frames are written once each, counted")
         try graph.video.stop()
         XCTAssertEqual(graph.video.waitUntilIdle(timeout: 10), .idle)

@@ -159,14 +159,14 @@ final class PictureMarksGraphTests: XCTestCase {
         let centre = MotionRegion(x: 0.4, y: 0.4, width: 0.2, height: 0.2)
         let privacy = PrivacyStage(downstream: zoom, mask: PrivacyMask(regions: [centre]), orientation: .upright)
         let lumaFrames = Locked<[LumaFrame]>([])
-        graph.luma.subscribe { frame in lumaFrames.withLock { $0.append(frame) } }
+        try XCTUnwrap(graph.luma).subscribe { frame in lumaFrames.withLock { $0.append(frame) } }
         let pool = BufferPool(bufferCapacity: format.frameByteCount, count: 20)
         try graph.video.start()
         deliver(15, into: privacy, pool: pool)
-        let previewUnzoomed = try XCTUnwrap(graph.preview.takeNewFrame())
+        let previewUnzoomed = try XCTUnwrap(XCTUnwrap(graph.preview).takeNewFrame())
         zoom.setZoom(2, smoothly: false)
         deliver(15, into: privacy, from: 15, pool: pool)
-        let previewZoomed = try XCTUnwrap(graph.preview.takeNewFrame())
+        let previewZoomed = try XCTUnwrap(XCTUnwrap(graph.preview).takeNewFrame())
         try graph.video.stop()
         XCTAssertEqual(graph.video.waitUntilIdle(timeout: 10), .idle)
         graph.shutdown()

@@ -3,6 +3,9 @@
 /// KioskCam uses its own reader instead of a TOML library because every config error must name
 /// the key and the exact line, and the available libraries drop line numbers. It accepts a strict
 /// subset of TOML 1.0 and rejects everything else with an error that says so, rather than guessing.
+///
+/// Over 400 lines as one thing: the parser of that subset (strings, numbers, arrays,
+/// tables, dates) and its errors, each naming its line.
 public struct TOMLDocument: Sendable {
     /// Every key = value assignment in file order, with its full dotted path ("camera.size" for key `size` under `[camera]`).
     public var entries: [TOMLEntry]

@@ -60,6 +60,10 @@ public struct SpaceCheck: Equatable, Sendable {
 /// let result = try purger.purge(today: CalendarDate(LocalTimestamp(Date())), protected: [], bitrate: 9_436_160)
 /// guard result.canRecord else { throw … result.message … }
 /// ```
+///
+/// Over 400 lines as one thing: the purge's I/O — scan, delete, re-check free space, log
+/// — whose every step has a failure the user must read; what to delete is decided by the
+/// pure `PurgePlanner` (KioskCore/Library).
 public struct LibraryPurger: Sendable {
     public let layout: LibraryLayout
     public var retention: RetentionPolicy

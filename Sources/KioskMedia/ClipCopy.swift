@@ -35,7 +35,7 @@ public struct ClipCopyReport: Sendable, Equatable {
 
 /// Cuts recordings without re-encoding: packets are read with libavformat and the
 /// ones in range written to a new file, their timestamps moved so the clip starts at 0.
-public enum ClipExport {
+public enum ClipCopy {
     /// Walks a recording's packets to learn its length and keyframes.
     /// - Throws: `MediaError.invalidInput` when the file is not media FFmpeg reads, has
     ///   neither video nor sound, or has a stream with an unusable time base;

@@ -24,6 +24,9 @@
 ///    RGB3, RGB565); MJPEG (MJPG, JPEG: decoded to YU12 on the CPU); 8-bit Bayer (BA81,
 ///    GBRG, GRBG, RGGB: demosaiced); greyscale last (GREY: no colour). Within one cost,
 ///    the order of `usableFourCCs`.
+///
+/// Over 400 lines as one thing: one ordering of candidates; the rules above and the code
+/// that applies them are kept side by side so they cannot drift.
 public enum CameraFormatNegotiation {
     /// Picks the format, size and rate to ask the camera for.
     /// - Parameters:

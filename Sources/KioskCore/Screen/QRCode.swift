@@ -5,6 +5,9 @@
 /// shown on a screen or printed label and read by a phone camera. Versions
 /// above 10 are not needed for the short URLs this is meant for, and leaving
 /// them out keeps the tables small.
+///
+/// Just over 400 lines as one thing: one algorithm (encode, Reed–Solomon, place, mask,
+/// score), with its tables.
 public struct QRCode: Sendable, Equatable {
     /// Symbol version 1…10; each step adds 4 modules per side.
     public let version: Int

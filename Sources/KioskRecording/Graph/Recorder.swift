@@ -85,56 +85,43 @@ public enum StopPoint: Sendable {
     case afterQueuedInput
 }
 
-/// One recording pipeline on its own — what `kioskcam record` and `snapshot` run, and
-/// what most tests drive: the capture hub, the encode branch (one encode), one recording
-/// output of the configured kind (video, or sound only when `settings.video` is nil) and
-/// stills. The daemon builds the same graph with more outputs (`MediaGraph`).
+/// One recording on its own — what `kioskcam record`, `snapshot` and `broadcast` run,
+/// and what most tests drive: a `MediaGraph` built from `GraphPlan.recorder` (the hub,
+/// the one encode, one recording output of the configured kind — video, the screen, or
+/// sound only when `settings.video` is nil — stills, and any live destinations), with a
+/// recorder's verbs and source ends reported as events.
 public final class Recorder: CaptureSink, Sendable {
-    public let settings: RecorderSettings
-    public let hub = CaptureHub()
-    public let encoder: EncodeBranch
-    public let output: RecordingOutput
-    public let stills: StillBranch
-    /// Where frames enter: the privacy masks, when there are any, else the hub.
-    private let entry: CaptureSink
+    public let graph: MediaGraph
+    public var settings: RecorderSettings { graph.plan.settings }
+    public var hub: CaptureHub { graph.hub }
+    public var encoder: EncodeBranch { graph.encoder }
+    public var output: RecordingOutput { graph.video }
+    public var stills: StillBranch { graph.stills }
     private let onEvent: @Sendable (RecorderEvent) -> Void
 
     /// - Parameters:
     ///   - overflow: `.dropOldest` for live sources, `.block` for files replayed fast.
     ///   - videoKind: The library tree a video recording goes to: `.video`, or `.screen`
     ///     for a screen broadcast kept in the library.
+    ///   - streams: Live destinations of the one encode; `startStreams()` connects them.
     ///   - onEvent: Called on the graph's threads; must return quickly.
     public init(settings: RecorderSettings, clock: MonotonicClock, logger: Logger,
                 overflow: CaptureQueue.OverflowPolicy = .dropOldest, videoKind: MediaKind = .video,
+                streams: [GraphPlan.StreamPlan] = [],
                 onEvent: @escaping @Sendable (RecorderEvent) -> Void = { _ in }) {
-        self.settings = settings
         self.onEvent = onEvent
-        let encoder = EncodeBranch(video: settings.video, audio: settings.audio, overflow: overflow, clock: clock, logger: logger,
-                                   overlay: settings.overlay)
-        self.encoder = encoder
-        entry = settings.privacy.isEmpty ? hub
-            : PrivacyStage(downstream: hub, mask: settings.privacy, orientation: settings.video?.orientation ?? .upright)
-        // Weak: the encoder holds its outputs (a cycle leaked the graph; AddressSanitizer found it).
-        output = RecordingOutput(kind: settings.video == nil ? .audio : videoKind, settings: settings, clock: clock, logger: logger,
-                                 blocksWhenFull: overflow == .block, requestKeyframe: { [weak encoder] in encoder?.requestKeyframe(at: $0) },
-                                 onEvent: onEvent)
-        stills = StillBranch(files: LibraryFiles(layout: settings.layout), quality: settings.jpegQuality,
-                             orientation: settings.video?.orientation ?? .upright, deviceID: settings.metadata["device_id"],
-                             software: settings.metadata["encoder"], overlay: settings.overlay, clock: clock,
-                             logger: logger, onSaved: { onEvent(.snapshotSaved(path: $0)) })
-        encoder.add(output)
-        hub.add(encoder)
-        hub.add(stills)
+        graph = MediaGraph(plan: .recorder(settings, overflow: overflow, recordingKind: videoKind, streams: streams),
+                           clock: clock, logger: logger, onEvent: onEvent)
     }
 
-    public var status: RecorderStatus {
-        var status = output.status
-        let dropped = encoder.dropped
-        status.droppedVideoFrames += dropped.droppedVideoFrames
-        status.droppedAudioChunks = dropped.droppedAudioChunks
-        status.audioLevels = encoder.audioLevels
-        return status
-    }
+    /// The live destinations, in the order given.
+    public var streams: [StreamOutput] { graph.streams }
+
+    /// Connects the live destinations (each retries on its own thread).
+    public func startStreams() { graph.startStreams() }
+
+    /// The recording's status, with what the encode branch knows (sound level, drops).
+    public var status: RecorderStatus { graph.status(of: output) }
 
     /// Asks for a recording to start at the next frame.
     /// - Parameter maximumSeconds: End by itself after this much recorded time (exact to the frame).
@@ -162,25 +149,19 @@ public final class Recorder: CaptureSink, Sendable {
 
     /// Finishes any recording, then ends the encoder and output threads. Call once, last,
     /// after capture stopped. Blocking.
-    public func shutdown(timeout: Double = 30) {
-        if (try? output.stop()) != nil { output.waitUntilIdle(timeout: timeout) }
-        encoder.shutdown(timeout: timeout)
-        output.shutdown(timeout: timeout)
-        stills.failAll("kioskcam is shutting down")
-        stills.drain()
-    }
+    public func shutdown(timeout: Double = 30) { graph.shutdown(timeout: timeout) }
 
     // MARK: CaptureSink (capture threads)
 
-    public func deliver(_ frame: VideoFrame) { entry.deliver(frame) }
-    public func deliver(_ chunk: AudioChunk) { hub.deliver(chunk) }
+    public func deliver(_ frame: VideoFrame) { graph.deliver(frame) }
+    public func deliver(_ chunk: AudioChunk) { graph.deliver(chunk) }
     public func videoSourceEnded(_ name: String, _ end: SourceEnd) {
-        hub.videoSourceEnded(name, end)
+        graph.videoSourceEnded(name, end)
         onEvent(.sourceEnded(source: name, end))
     }
 
     public func audioSourceEnded(_ name: String, _ end: SourceEnd) {
-        hub.audioSourceEnded(name, end)
+        graph.audioSourceEnded(name, end)
         onEvent(.sourceEnded(source: name, end))
     }
 }
