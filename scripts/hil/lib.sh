@@ -70,6 +70,25 @@ hil_count_parts() { find "$1/.incoming" -name '*.part' 2>/dev/null | wc -l; }
 hil_has_video() { (($(hil_count_videos "$1") >= 1)); }
 hil_has_part() { (($(hil_count_parts "$1") >= 1)); }
 
+# hil_part_has_seconds ROOT SECONDS: the recording being written under ROOT holds at
+# least SECONDS of video (its last frame's time, read from the .part itself). What a
+# check that needs "a few seconds recorded" waits for, instead of sleeping a fixed time
+# that a loaded TCG guest may not fill.
+hil_part_has_seconds() {
+    local part last
+    part=$(find "$1/.incoming" -name '*.part' 2>/dev/null | head -n 1)
+    [[ -n $part ]] || return 1
+    last=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$part" 2>/dev/null | tail -n 1)
+    [[ -n $last ]] && awk -v t="$last" -v want="$2" 'BEGIN { exit !(t + 0 >= want) }'
+}
+
+# hil_pcm_running CARD-DIR: an ALSA substream is running (/proc/asound/…/status says so):
+# what a check that plays or captures waits for before it acts.
+hil_pcm_running() { grep -q 'state: RUNNING' "/proc/asound/$1/status" 2>/dev/null; }
+
+# hil_gone PID: the process has exited.
+hil_gone() { ! kill -0 "$1" 2>/dev/null; }
+
 # hil_check_unplugged_part ROOT SECONDS WHAT: within SECONDS the part recorded before the
 # unplug is finished, and it plays for at least 2 s.
 hil_check_unplugged_part() {

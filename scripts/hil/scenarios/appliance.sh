@@ -153,7 +153,7 @@ if ((ready)); then
         if kill -0 "$pid" 2>/dev/null; then
             hil_fail "kioskcam run (pid $pid) has exited after the test" "still running; killed"
             kill -KILL "$pid"
-            sleep 1
+            hil_wait_for 10 hil_gone "$pid"
         fi
     done < <(sed -n 's/.*started kioskcam run (pid \([0-9]*\)).*/\1/p' "$HIL_XCTEST_LOG")
     # Nothing of the daemon still holds a GPIO line.

@@ -102,7 +102,8 @@ broadcast_once() {  # LABEL CONFIG
         hil_fail "$label: the broadcast is live" "state $(status_field "$config" broadcast_state): $(status_field "$config" broadcast)"
     fi
     BROADCAST_CGROUP=$(cgroup_of "$BROADCAST_PID")
-    sleep 5
+    # A few seconds in the library file before it stops.
+    hil_wait_for 120 hil_part_has_seconds "$dir/media" 3 || hil_log "$label: the library file holds less than 3 s after 120 s"
     if out=$("$KIOSKCAM" broadcast-stop --config "$config" 2>&1); then
         hil_pass "$label: broadcast-stop: $out"
     else

@@ -50,7 +50,7 @@ while True:
     sys.stdout.buffer.write(second)
 ' "$TONE_HZ" | aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 1 &
 APLAY=$!
-sleep 0.5
+hil_wait_for 20 hil_pcm_running Loopback/pcm0p/sub0 || hil_log "the tone player is not running after 20 s"
 
 # Dominant frequency of a file's audio, from zero crossings of its decoded samples.
 dominant_hz() {
@@ -227,8 +227,7 @@ root=$WORK/media-unplug
 log=$WORK/record-unplug.log
 "$KIOSKCAM" record --config "$WORK/kioskcam.toml" --camera /dev/video0 --size "$SIZE" --fps 30 --mic "alsa:$MIC" --root "$root" >"$WORK/unplug.out" 2>"$log" &
 RECORDER=$!
-if hil_wait_for 30 hil_has_part "$root"; then
-    sleep 3
+if hil_wait_for 30 hil_has_part "$root" && hil_wait_for 60 hil_part_has_seconds "$root" 3; then
     # Unbinding the driver is what an unplugged USB camera does to an open device:
     # its node disappears and every call on the fd fails with ENODEV.
     echo vivid.0 >/sys/bus/platform/drivers/vivid/unbind
@@ -242,7 +241,7 @@ if hil_wait_for 30 hil_has_part "$root"; then
     else
         hil_fail "replug: recording resumes" "no new recording 20 s after the replug: $(tail -n 3 "$log" | tr '\n' ' ')"
     fi
-    sleep 3
+    hil_wait_for 60 hil_part_has_seconds "$root" 3 || hil_log "replug: the new part has not reached 3 s after 60 s"
     kill -TERM "$RECORDER"
     wait "$RECORDER"
     status=$?
@@ -304,11 +303,17 @@ EOT
     "$KIOSKCAM" run --config "$events/kioskcam.toml" >"$events/daemon.log" 2>&1 &
     DAEMON=$!
     hil_wait_for 90 grep -q "kioskcam is running" "$events/daemon.log"
-    sleep 4
+    # The ring holds the 2 s a clip begins with (and a GOP more).
+    ring_holds() {
+        "$KIOSKCAM" status --json --config "$events/kioskcam.toml" 2>/dev/null |
+            python3 -c 'import json, sys; sys.exit(0 if (json.load(sys.stdin).get("pre_event_seconds") or 0) >= 3 else 1)'
+    }
+    hil_wait_for 90 ring_holds || hil_log "events: the pre-event ring holds less than 3 s after 90 s"
     v4l2-ctl -d /dev/video0 -c horizontal_movement=4 2>/dev/null
     if hil_wait_for 90 grep -q "started: motion" "$events/daemon.log"; then
         hil_pass "events: kioskcam run starts a motion event on vivid's moving bars"
-        sleep 3
+        # The clip (from 2 s before the motion) has 2 s after it.
+        hil_wait_for 90 hil_part_has_seconds "$events/media" 4.5 || hil_log "events: the clip holds less than 4.5 s after 90 s"
     else
         hil_fail "events: a motion event on vivid" "$(grep -E "error|event|motion" "$events/daemon.log" | tail -n 3 | tr '\n' ' ')"
     fi
@@ -363,7 +368,7 @@ ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=1000:sample_rate=48000:d
 # a fixed -d once ended before a slow guest's kioskcam had even started playing.
 arecord -q -D "$MIC" -t raw -f S16_LE -r 48000 -c 1 "$WORK/played.raw" 2>"$WORK/arecord.err" &
 ARECORD=$!
-sleep 1
+hil_wait_for 20 hil_pcm_running Loopback/pcm1c/sub0 || hil_log "arecord is not capturing after 20 s"
 if timeout -k 5 60 "$KIOSKCAM" play "$TONE" --device "alsa:hw:Loopback,0,0" 2>"$WORK/play.log"; then
     hil_pass "play: exit 0 ($(grep -o 'played.*' "$WORK/play.log" | tail -n 1))"
 else
@@ -401,7 +406,7 @@ fi
 python3 -c 'import sys, time
 while True: sys.stdout.buffer.write(bytes(9600)); sys.stdout.flush()' | aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 1 &
 HOLDER=$!
-sleep 1
+hil_wait_for 20 hil_pcm_running Loopback/pcm0p/sub0 || hil_log "the holder is not playing after 20 s"
 started=$SECONDS
 timeout -k 5 20 "$KIOSKCAM" play "$TONE" --device "alsa:hw:Loopback,0,0" 2>"$WORK/play-busy.log"
 status=$?

@@ -36,7 +36,7 @@ fi
 export SYSTEMD_IGNORE_CHROOT=1
 /lib/systemd/systemd-udevd >"$WORK/udevd.log" 2>&1 &
 UDEVD=$!
-sleep 1
+hil_wait_for 20 test -S /run/udev/control || hil_log "udevd has no control socket after 20 s"
 udevadm trigger --action=add && udevadm settle --timeout=30
 if cam -l >"$WORK/cam-l.txt" 2>&1 && grep -q "vimc" "$WORK/cam-l.txt"; then
     hil_pass "cam -l lists vimc: $(grep vimc "$WORK/cam-l.txt" | head -n 1 | sed 's/^ *//')"
@@ -222,8 +222,7 @@ log=$WORK/record-unplug.log
 "$KIOSKCAM" record --config "$WORK/kioskcam.toml" --camera libcamera --size "$SIZE" --fps "$FPS" --mic none \
     --root "$root" >"$WORK/unplug.out" 2>"$log" &
 RECORDER=$!
-if hil_wait_for 30 hil_has_part "$root"; then
-    sleep 3
+if hil_wait_for 30 hil_has_part "$root" && hil_wait_for 60 hil_part_has_seconds "$root" 3; then
     # What removing the camera does: the media device and its video nodes go away.
     echo vimc.0 >/sys/bus/platform/drivers/vimc/unbind
     hil_check_unplugged_part "$root" 20 unbind
