@@ -72,18 +72,23 @@ public enum MediaSalvage {
     /// come from a damaged file: no sum may overflow and no result may be out of range.
     static func endSeconds(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) -> Double {
         let pts = packet.pointee.pts
-        guard pts != kc_av_nopts_value(), timeBase.den > 0, timeBase.num > 0 else { return 0 }
+        guard pts != kc_av_nopts_value() else { return 0 }
         let (sum, overflow) = pts.addingReportingOverflow(max(0, packet.pointee.duration))
-        let seconds = Double(overflow ? pts : sum) * av_q2d(timeBase)
-        // A recording is never longer than a day; larger values are damage, not time.
-        return seconds.isFinite ? min(max(0, seconds), 86_400 * 7) : 0
+        return seconds(overflow ? pts : sum, timeBase: timeBase)
     }
 
     /// Where a packet starts, in seconds, within the same bounds as `endSeconds`.
     static func startSeconds(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) -> Double {
         let pts = packet.pointee.pts
-        guard pts != kc_av_nopts_value(), timeBase.den > 0, timeBase.num > 0 else { return 0 }
-        let seconds = Double(pts) * av_q2d(timeBase)
+        guard pts != kc_av_nopts_value() else { return 0 }
+        return seconds(pts, timeBase: timeBase)
+    }
+
+    /// `ticks` in seconds; 0 for an unusable time base. A recording is never longer than a
+    /// day; larger values (up to a week) are damage, not time, and are clamped.
+    private static func seconds(_ ticks: Int64, timeBase: AVRational) -> Double {
+        guard timeBase.den > 0, timeBase.num > 0 else { return 0 }
+        let seconds = Double(ticks) * av_q2d(timeBase)
         return seconds.isFinite ? min(max(0, seconds), 86_400 * 7) : 0
     }
 

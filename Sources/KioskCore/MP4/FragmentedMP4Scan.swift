@@ -179,7 +179,7 @@ public enum FragmentedMP4Scan {
     /// and type; nil when no whole header is there, or its size is below its header. A box
     /// running past `boxes` is cut to fit (`cutToFit`, as libavformat reads children) or
     /// is nil. A 64-bit size is compared with what is left before it is converted.
-    private static func child(of boxes: ArraySlice<UInt8>, at: Int, cutToFit: Bool) -> (size: Int, headerLength: Int, type: String)? {
+    static func child(of boxes: ArraySlice<UInt8>, at: Int, cutToFit: Bool) -> (size: Int, headerLength: Int, type: String)? {
         let left = boxes.endIndex - at
         guard left >= 8 else { return nil }
         var size = Int(bigEndian32(boxes, at))
@@ -200,7 +200,7 @@ public enum FragmentedMP4Scan {
         return (size, headerLength, String(decoding: boxes[(at + 4)..<(at + 8)], as: UTF8.self))
     }
 
-    private static func bigEndian32<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, _ at: Int) -> UInt32
+    static func bigEndian32<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, _ at: Int) -> UInt32
         where Bytes.Index == Int {
         UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
     }

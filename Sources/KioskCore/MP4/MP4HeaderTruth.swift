@@ -78,7 +78,7 @@ public enum MP4HeaderTruth {
     /// it; nil when there is no `moov/mvex` with 32-bit sizes to grow.
     public static func reservingMovieExtendsDuration(in segment: [UInt8]) -> [UInt8]? {
         let bytes = segment[...]
-        guard let moov = topLevelBox("moov", in: bytes), moov.headerLength == 8,
+        guard let moov = childBox("moov", in: bytes), moov.headerLength == 8,
               let mvex = childBox("mvex", in: bytes[(moov.start + 8)..<moov.end]), mvex.headerLength == 8,
               moov.end - moov.start <= Int(UInt32.max) - reservedLength else { return nil }
         var out = Array(segment[..<mvex.end])
@@ -91,7 +91,7 @@ public enum MP4HeaderTruth {
 
     /// The patches for a file that begins with `segment` (its `ftyp` and `moov`).
     public static func patches(initSegment segment: [UInt8], tracks: [Track]) -> Patches {
-        guard let moov = topLevelBox("moov", in: segment[...]) else { return Patches() }
+        guard let moov = childBox("moov", in: segment[...]) else { return Patches() }
         return patches(moov: Array(segment[moov.start..<moov.end]), at: Int64(moov.start), tracks: tracks)
     }
 
@@ -101,7 +101,7 @@ public enum MP4HeaderTruth {
     public static func patches(moov: [UInt8], at moovOffset: Int64, tracks: [Track]) -> Patches {
         var result = Patches()
         let bytes = moov[...]
-        guard let box = topLevelBox("moov", in: bytes), box.start == 0, moovOffset >= 0 else { return result }
+        guard let box = childBox("moov", in: bytes), box.start == 0, moovOffset >= 0 else { return result }
         let body = bytes[(box.start + box.headerLength)..<box.end]
         guard let mvhd = childBox("mvhd", in: body), let movieTimescale = timescaleAndDuration(of: mvhd, in: bytes)
         else { return result }
@@ -299,33 +299,17 @@ public enum MP4HeaderTruth {
     static func boxes(in bytes: ArraySlice<UInt8>) -> [Box] {
         var found: [Box] = []
         var at = bytes.startIndex
-        while found.count < 4096, bytes.endIndex - at >= 8 {
-            var size = Int(read32(bytes, at))
-            var headerLength = 8
-            if size == 1 {
-                guard bytes.endIndex - at >= 16 else { break }
-                let large = UInt64(read32(bytes, at + 8)) << 32 | UInt64(read32(bytes, at + 12))
-                guard large <= UInt64(bytes.endIndex - at) else { break }
-                size = Int(large)
-                headerLength = 16
-            } else if size == 0 {
-                size = bytes.endIndex - at
-            }
-            guard size >= headerLength, size <= bytes.endIndex - at else { break }
-            found.append(Box(start: at, end: at + size, headerLength: headerLength,
-                             type: String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self)))
-            at += size
+        while found.count < 4096, let box = FragmentedMP4Scan.child(of: bytes, at: at, cutToFit: false) {
+            found.append(Box(start: at, end: at + box.size, headerLength: box.headerLength, type: box.type))
+            at += box.size
         }
         return found
     }
 
     static func childBox(_ type: String, in bytes: ArraySlice<UInt8>) -> Box? { boxes(in: bytes).first { $0.type == type } }
     static func children(_ type: String, in bytes: ArraySlice<UInt8>) -> [Box] { boxes(in: bytes).filter { $0.type == type } }
-    static func topLevelBox(_ type: String, in bytes: ArraySlice<UInt8>) -> Box? { childBox(type, in: bytes) }
 
-    static func read32(_ bytes: ArraySlice<UInt8>, _ at: Int) -> UInt32 {
-        UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
-    }
+    static func read32(_ bytes: ArraySlice<UInt8>, _ at: Int) -> UInt32 { FragmentedMP4Scan.bigEndian32(bytes, at) }
 
     private static func store32(_ value: UInt32, into bytes: inout [UInt8], at: Int) {
         bytes.replaceSubrange(at..<(at + 4), with: big32(value))
