@@ -1186,21 +1186,35 @@ final class ApplianceHILTests: XCTestCase {
         let daemon = Daemon(work: work, config: config)
         defer { daemon.stop() }
         guard let client = try startAnswering(daemon) else { return }
-        // The pill shows once the tone's levels reach the screen (a status round).
-        Thread.sleep(forTimeInterval: 2)
+        // The pill shows once the tone's levels reach the screen (a status round after the
+        // socket has them): wait for the levels, then tap until the recording starts — a tap
+        // before the pill shows lands on nothing, and the state is read before each retry.
+        _ = waitFor(60) { daemon.socketStatus()["levels_rms_dbfs"] != nil }
         let sound = ScreenPoint(x: layout.soundButton.x + layout.soundButton.width / 2, y: layout.soundButton.y + layout.soundButton.height / 2)
-        try tap(touch, sound)
-        guard check(waitForRecording(daemon, "recording", kind: "audio"), "touch: the Sound pill starts a sound-only recording",
+        var started = false
+        let tapDeadline = Date(timeIntervalSinceNow: 60)
+        while !started, Date() < tapDeadline {
+            guard daemon.socketStatus()["state"]?.stringValue == "idle" else { started = waitForRecording(daemon, "recording", kind: "audio"); break }
+            try tap(touch, sound)
+            started = waitForRecording(daemon, "recording", kind: "audio", seconds: 5)
+        }
+        let firstTap = Date()
+        guard check(started, "touch: the Sound pill starts a sound-only recording",
                     "\(daemon.socketStatus()); log: \(daemon.logText().suffix(800))") else { return }
-        Thread.sleep(forTimeInterval: 3)
+        // At least 3 s of sound: the recording's own seconds, read from the socket.
+        _ = waitFor(60) { (daemon.socketStatus()["seconds_recorded"]?.doubleValue ?? 0) >= 3 }
         let picture = try screenshot(daemon, "sound-recorder")
         try tap(touch, sound)
+        let betweenTaps = Date().timeIntervalSince(firstTap)
         check(waitForRecording(daemon, "idle"), "touch: the Stop pill ends the sound-only recording", "\(daemon.socketStatus())")
         let sounds = files(under: daemon.media).filter { $0.hasSuffix(".m4a") }
         guard check(sounds.count == 1, "one sound-only recording in the library", "\(files(under: daemon.media))") else { return }
         let probe = try FFprobe.probe(daemon.media + "/" + sounds[0])
         check(probe.video == nil && probe.audio?.codec_name == "aac", "\(sounds[0]): AAC only", "\(probe.streams.map(\.codec_name))")
-        check(probe.format.durationSeconds > 2 && probe.format.durationSeconds < 20, "\(sounds[0]): about the time between the taps",
+        // The taps are timed here, on a guest that may be slow: the file lasts about as long
+        // as they were apart (the start tap was seen up to 5 s before it was confirmed).
+        check(probe.format.durationSeconds > 2 && probe.format.durationSeconds < betweenTaps + 6,
+              "\(sounds[0]): about the time between the taps (\(String(format: "%.1f", betweenTaps)) s)",
               "\(probe.format.durationSeconds) s")
         if let picture {
             // The waveform's accent blue (#3B82F6) lights part of the waveform area.
