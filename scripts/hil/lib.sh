@@ -406,6 +406,9 @@ hil_overlay_checks() {
         hil_fail "$label: record with [overlay] and [privacy]" "$(tail -n 2 "$dir/record.log" | tr '\n' ' ')"
         return
     fi
+    # The stream ran from before the recording's first picture until `record` returned.
+    local recorded_until
+    recorded_until=$(date +%s)
     if ! still=$("$kioskcam" snapshot --config "$dir/full.toml" --camera "$camera_source" --root "$dir/media" 2>"$dir/snapshot.log"); then
         hil_fail "$label: snapshot with [overlay] and [privacy]" "$(tail -n 2 "$dir/snapshot.log" | tr '\n' ' ')"
         still=
@@ -417,9 +420,12 @@ hil_overlay_checks() {
     [[ -n $still ]] && still_start=$(python3 -c "$start_of" "$still")
     "$kioskcam" config overlay --config "$dir/masks-only.toml" --out "$dir/ref-masks.yuv" >/dev/null
     local refs=()
-    # The stream's playlist may begin seconds into the 2 s recording (a slow guest drops its
-    # first segments from the live list): its candidates run to the recording's end and on.
+    # The stream's playlist may begin seconds into the 2 s recording: its live list keeps
+    # the last segments, and on a loaded guest the camera runs on for seconds after the 2 s
+    # (finishing the file, stopping). Its first picture was captured at the earliest at the
+    # recording's start and at the latest when `record` returned: the candidates cover that.
     local last=$((still_start > start + 4 ? still_start : start + 4))
+    last=$((recorded_until > last ? recorded_until : last))
     for ((t = start - 1; t <= last + 2; t++)); do refs+=("$t"); done
     refs+=($((start + 5 * 3600 + 7 * 60)))
     local pairs=()
@@ -433,7 +439,7 @@ hil_overlay_checks() {
         turn=null when=$start
         case $what in
             recording) source=$file ;;
-            stream) source=$dir/hls/index.m3u8 turn=transpose=clock when="$start..$((start + 3))" ;;
+            stream) source=$dir/hls/index.m3u8 turn=transpose=clock when="$start..$recorded_until" ;;
             still) source=$still when=$still_start ;;
         esac
         if [[ -z $source ]] || ! ffmpeg -nostdin -v error -i "$source" -frames:v 1 -vf "$turn" -pix_fmt yuv420p -f rawvideo -y "$dir/$what.yuv" \
