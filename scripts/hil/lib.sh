@@ -54,12 +54,18 @@ hil_check() {
 }
 
 # hil_wait_for SECONDS COMMAND [ARGS...]: polls (every 0.1 s) until the command succeeds.
-hil_wait_for() {
-    local deadline=$((SECONDS + $1))
-    shift
+hil_wait_for() { hil_wait_every 0.1 "$@"; }
+
+# hil_wait_every INTERVAL SECONDS COMMAND…: as hil_wait_for, asking every INTERVAL
+# seconds — for a question that is itself work for the guest (ffprobe reading a whole
+# .part, a kioskcam start), which asked ten times a second would load the very guest
+# that is recording.
+hil_wait_every() {
+    local interval=$1 deadline=$((SECONDS + $2))
+    shift 2
     until "$@" >/dev/null 2>&1; do
         ((SECONDS < deadline)) || return 1
-        sleep 0.1
+        sleep "$interval"
     done
 }
 

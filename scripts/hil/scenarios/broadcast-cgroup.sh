@@ -103,7 +103,7 @@ broadcast_once() {  # LABEL CONFIG
     fi
     BROADCAST_CGROUP=$(cgroup_of "$BROADCAST_PID")
     # A few seconds in the library file before it stops.
-    hil_wait_for 120 hil_part_has_seconds "$dir/media" 3 || hil_log "$label: the library file holds less than 3 s after 120 s"
+    hil_wait_every 1 120 hil_part_has_seconds "$dir/media" 3 || hil_log "$label: the library file holds less than 3 s after 120 s"
     if out=$("$KIOSKCAM" broadcast-stop --config "$config" 2>&1); then
         hil_pass "$label: broadcast-stop: $out"
     else

@@ -227,7 +227,7 @@ root=$WORK/media-unplug
 log=$WORK/record-unplug.log
 "$KIOSKCAM" record --config "$WORK/kioskcam.toml" --camera /dev/video0 --size "$SIZE" --fps 30 --mic "alsa:$MIC" --root "$root" >"$WORK/unplug.out" 2>"$log" &
 RECORDER=$!
-if hil_wait_for 30 hil_has_part "$root" && hil_wait_for 60 hil_part_has_seconds "$root" 3; then
+if hil_wait_for 30 hil_has_part "$root" && hil_wait_every 1 60 hil_part_has_seconds "$root" 3; then
     # Unbinding the driver is what an unplugged USB camera does to an open device:
     # its node disappears and every call on the fd fails with ENODEV.
     echo vivid.0 >/sys/bus/platform/drivers/vivid/unbind
@@ -241,7 +241,7 @@ if hil_wait_for 30 hil_has_part "$root" && hil_wait_for 60 hil_part_has_seconds 
     else
         hil_fail "replug: recording resumes" "no new recording 20 s after the replug: $(tail -n 3 "$log" | tr '\n' ' ')"
     fi
-    hil_wait_for 60 hil_part_has_seconds "$root" 3 || hil_log "replug: the new part has not reached 3 s after 60 s"
+    hil_wait_every 1 60 hil_part_has_seconds "$root" 3 || hil_log "replug: the new part has not reached 3 s after 60 s"
     kill -TERM "$RECORDER"
     wait "$RECORDER"
     status=$?
@@ -308,12 +308,12 @@ EOT
         "$KIOSKCAM" status --json --config "$events/kioskcam.toml" 2>/dev/null |
             python3 -c 'import json, sys; sys.exit(0 if (json.load(sys.stdin).get("pre_event_seconds") or 0) >= 3 else 1)'
     }
-    hil_wait_for 90 ring_holds || hil_log "events: the pre-event ring holds less than 3 s after 90 s"
+    hil_wait_every 1 90 ring_holds || hil_log "events: the pre-event ring holds less than 3 s after 90 s"
     v4l2-ctl -d /dev/video0 -c horizontal_movement=4 2>/dev/null
     if hil_wait_for 90 grep -q "started: motion" "$events/daemon.log"; then
         hil_pass "events: kioskcam run starts a motion event on vivid's moving bars"
         # The clip (from 2 s before the motion) has 2 s after it.
-        hil_wait_for 90 hil_part_has_seconds "$events/media" 4.5 || hil_log "events: the clip holds less than 4.5 s after 90 s"
+        hil_wait_every 1 90 hil_part_has_seconds "$events/media" 4.5 || hil_log "events: the clip holds less than 4.5 s after 90 s"
     else
         hil_fail "events: a motion event on vivid" "$(grep -E "error|event|motion" "$events/daemon.log" | tail -n 3 | tr '\n' ' ')"
     fi

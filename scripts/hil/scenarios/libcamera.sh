@@ -222,7 +222,7 @@ log=$WORK/record-unplug.log
 "$KIOSKCAM" record --config "$WORK/kioskcam.toml" --camera libcamera --size "$SIZE" --fps "$FPS" --mic none \
     --root "$root" >"$WORK/unplug.out" 2>"$log" &
 RECORDER=$!
-if hil_wait_for 30 hil_has_part "$root" && hil_wait_for 60 hil_part_has_seconds "$root" 3; then
+if hil_wait_for 30 hil_has_part "$root" && hil_wait_every 1 60 hil_part_has_seconds "$root" 3; then
     # What removing the camera does: the media device and its video nodes go away.
     echo vimc.0 >/sys/bus/platform/drivers/vimc/unbind
     hil_check_unplugged_part "$root" 20 unbind
