@@ -1,6 +1,5 @@
 import Foundation
 import KioskCore
-import KioskMicrophones
 import KioskRecording
 import KioskSources
 import KioskALSA

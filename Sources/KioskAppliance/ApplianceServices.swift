@@ -1,9 +1,5 @@
 import Foundation
-import KioskControl
-import KioskBroadcast
 import KioskCore
-import KioskPIN
-import KioskRecording
 import Logging
 import KioskUpload
 import KioskWeb

@@ -1,14 +1,8 @@
 import Foundation
-import Glibc
 import KioskCore
-import KioskGPIO
-import KioskInput
 import KioskMedia
 import KioskRecording
-import KioskPIN
 import KioskScreen
-import KioskSources
-import KioskWakeUp
 import Logging
 
 // The media view on the loop thread: listings and thumbnails off it (on `mediaQueue`),

@@ -1,8 +1,6 @@
-import Foundation
 import Glibc
 import KioskCore
 import KioskWakeUp
-import Logging
 import SystemPackage
 
 /// One client's socket, wake-up event and event queue. Its thread owns the descriptor.

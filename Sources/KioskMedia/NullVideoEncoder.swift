@@ -1,8 +1,3 @@
-import Foundation
-import CAVCodec
-import CAVUtil
-import CSwScale
-import Glibc
 import KioskCore
 
 /// The stand-in encoder: a small, well-formed Annex B packet per frame (SPS, PPS and an

@@ -1,10 +1,8 @@
 import CV4L2
-import Foundation
 import Glibc
 import KioskCore
 import KioskWakeUp
 import KioskMedia
-import SystemPackage
 
 /// The driver's mmap buffers, mapped; unmapped and freed (REQBUFS 0) exactly once, by
 /// `release()` or when dropped.

@@ -1,14 +1,6 @@
-import Foundation
-import Glibc
-import HTTPTypes
-import Hummingbird
 import KioskControl
 import KioskCore
-import KioskMedia
-import KioskPIN
 import KioskRecording
-import Logging
-import NIOCore
 
 /// What the web app asks of the appliance: the control protocol's handler (the same one
 /// the socket uses), the newest picture, and where the library is.
