@@ -72,31 +72,17 @@ public final class Appliance: Sendable {
     /// → hub → one encode → recordings, clips, streams, live view, RTP; stills, preview,
     /// luma, sub-stream, timelapse.
     public let graph: MediaGraph
-    /// Digital zoom in front of the graph, for cameras without a zoom control.
-    public var digitalZoom: DigitalZoomStage { graph.digitalZoom }
-    /// The privacy masks in front of digital zoom (`[privacy]`), nil without masks.
-    public var privacy: PrivacyStage? { graph.privacy }
     /// The overlay's changing fields (`{event}`), set while a clip records.
     public let overlayFields: OverlayFields
     /// The live stream of the one encode (`[stream] url`), nil when none is configured.
     public var stream: StreamOutput? { graph.streams.first }
-    /// The web app's live view: the one encode as fMP4 fragments to each viewer.
-    public var live: LiveStream? { graph.live }
-    /// The RTSP server's fan-out (`[rtsp] enabled`): the one encode as RTP to each client.
-    public var rtp: RTPStream? { graph.rtp }
-    /// The RTSP sub-stream (`[rtsp] substream`): a second, smaller encode of the same capture.
-    public var substream: SubstreamBranch? { graph.substream }
-    /// The timelapse (`[timelapse]`): a frame every interval into the day's movie.
-    public var timelapse: TimelapseBranch? { graph.timelapse }
     /// The RTSP server, once the daemon made it: told when the stream ends a client.
     let rtspEnded: RTSPEndedRelay
     /// Event clips (`events.mode` events or both): nil in continuous mode or without a camera.
     public let events: EventRecorder?
-    var clipOutput: RecordingOutput? { graph.clipOutput }
-    var preEventRing: PreEventRing? { graph.preEventRing }
     /// The encoded seconds a clip can begin in: bytes held now and the budget.
     public var preEventBuffer: (bytes: Int, seconds: Double, limit: Int)? {
-        guard let ring = preEventRing else { return nil }
+        guard let ring = graph.preEventRing else { return nil }
         let held = ring.held
         return (held.bytes, held.seconds, ring.byteLimit)
     }
@@ -171,11 +157,6 @@ public final class Appliance: Sendable {
                                         logger: logger)
         relay.target = self
         try salvageLeftovers(configuration)
-    }
-
-    /// The graph's threads' heartbeats (the encoder, the file writers), for the watchdog.
-    public var encoderHeartbeats: [(name: String, beats: @Sendable () -> UInt64)] {
-        graph.heartbeats
     }
 
     /// The event recorder, when `events.mode` asks for clips: on the graph's clip output

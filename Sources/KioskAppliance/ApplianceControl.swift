@@ -159,11 +159,11 @@ struct ApplianceControlHandler: ControlHandler {
         }
         report.mqtt = mqtt?.status.line
         report.overlay = appliance.graph.encoder.overlay?.text.template
-        if let privacy = appliance.privacy {
+        if let privacy = appliance.graph.privacy {
             report.privacyMaskedPercent = privacy.maskedPercent
             report.privacyDroppedFrames = privacy.counters.dropped
         }
-        if let timelapse = appliance.timelapse {
+        if let timelapse = appliance.graph.timelapse {
             let status = timelapse.output.status
             report.timelapseFile = status.path
             report.timelapseFrames = status.path == nil ? nil : Int(clamping: status.frames)

@@ -153,10 +153,10 @@ public final class ApplianceDaemon: Sendable {
         if let control { runner.add(ControlService(server: control)) }
         if let web { runner.add(WebService(server: web, facts: webFacts, logger: logger)) }
         var rtspServer: RTSPServer?
-        if let rtp = appliance.rtp {
+        if let rtp = appliance.graph.rtp {
             let name = deviceID.map { "KioskCam \($0)" } ?? "KioskCam"
             var streams: [RTSPStreamPath: RTPStream] = [.live: rtp]
-            if let substream = appliance.substream { streams[.sub] = substream.stream }
+            if let substream = appliance.graph.substream { streams[.sub] = substream.stream }
             let server = web?.rtspServer(configuration: configuration.rtsp, streams: streams, name: name)
                 ?? RTSPServer.standalone(configuration: configuration.rtsp, streams: streams, stateDirectory: stateDirectory, name: name,
                                          logger: logger)
@@ -212,7 +212,7 @@ public final class ApplianceDaemon: Sendable {
             }
             var backend = WebBackend(control: handler, currentPictureJPEG: { try appliance.currentPictureJPEG() },
                                      layout: LibraryLayout(root: configuration.storage.mediaRoot),
-                                     live: appliance.camera == nil ? nil : appliance.live,
+                                     live: appliance.camera == nil ? nil : appliance.graph.live,
                                      configuration: { appliance.configuration }, reload: reload)
             backend.onvifDevice = onvifDevice(configuration: configuration, appliance: appliance, deviceID: deviceID, version: version,
                                               logger: logger)
@@ -237,7 +237,7 @@ public final class ApplianceDaemon: Sendable {
             return nil
         }
         let web = configuration.web, rtsp = configuration.rtsp
-        let substream = appliance.substream
+        let substream = appliance.graph.substream
         let name = deviceID.map { "KioskCam \($0)" } ?? "KioskCam"
         return { host in
             let address = host.isEmpty ? ProcessInfo.processInfo.hostName : host

@@ -51,7 +51,7 @@ public final class ApplianceRunner: Sendable {
         let appliance = appliance
         let notifier = notifier
         let (onTick, watched, extraServices) = parts.withLock { ($0.onTick, $0.watched, $0.extraServices) }
-        let upkeep = Upkeep(appliance: appliance, notifier: notifier, watched: appliance.encoderHeartbeats + watched) { status in
+        let upkeep = Upkeep(appliance: appliance, notifier: notifier, watched: appliance.graph.heartbeats + watched) { status in
             onTick?(status)
         }
         let services: [any Service] = [RecordingService(appliance: appliance), CaptureService(appliance: appliance)]

@@ -27,14 +27,14 @@ public struct CameraSettingReport: Sendable, Equatable {
 /// an unplug, so run-time changes survive a reconnect.
 final class CameraAdjuster: Sendable {
     private let camera: VideoSource?
-    let digitalZoom: DigitalZoomStage
+    let digitalZoom: DigitalZoomStage?
     private let logger: Logger
     private let remembered = Locked(CameraAdjustment())
     /// What the config gave the camera at open (`camera.focus` …), for `camera.get` on a
     /// libcamera camera, which reads no value back.
     private let configured: CameraAdjustment
 
-    init(camera: VideoSource?, digitalZoom: DigitalZoomStage, configured: Configuration.Camera = Configuration().camera,
+    init(camera: VideoSource?, digitalZoom: DigitalZoomStage?, configured: Configuration.Camera = Configuration().camera,
          logger: Logger) {
         self.camera = camera
         self.digitalZoom = digitalZoom
@@ -163,7 +163,7 @@ final class CameraAdjuster: Sendable {
             let factor: Double
             if case .value(let number) = value { factor = number } else { factor = 1 }
             if let controls, let control = try? controls.describe(.zoom), control.isWritable {
-                digitalZoom.setZoom(1)
+                digitalZoom?.setZoom(1)
                 let device = ZoomMapping.deviceValue(factor: factor, minimum: control.range.minimum, maximum: control.range.maximum)
                 do {
                     let set = try controls.set(.zoom, to: device)
@@ -173,6 +173,9 @@ final class CameraAdjuster: Sendable {
                 } catch {
                     return CameraSettingReport(name: name, applied: nil, message: error.description)
                 }
+            }
+            guard let digitalZoom else {
+                return CameraSettingReport(name: name, applied: nil, message: "this camera has no zoom control, and no digital zoom is set up")
             }
             let set = digitalZoom.setZoom(factor)
             return CameraSettingReport(name: name, applied: String(format: "%.2f", set) + " (digital)",
@@ -202,7 +205,6 @@ final class CameraAdjuster: Sendable {
     /// Every setting: its value now and how it is applied, for `camera.get`.
     func current() -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
-        let zoom = digitalZoom.zoom
         let controls = controls
         let libcameraControls = libcamera?.controlLimits
         let asked = configured.merging(remembered.withLock { $0 })
@@ -218,7 +220,8 @@ final class CameraAdjuster: Sendable {
                                           "maximum": .number(ZoomMapping.maximumFactor(minimum: control.range.minimum, maximum: control.range.maximum))])
                 continue
             }
-            if name == .zoom {
+            if name == .zoom, let digitalZoom {
+                let zoom = digitalZoom.zoom
                 result["zoom"] = .object(["value": .number(zoom.now), "target": .number(zoom.target), "how": .string("digital"),
                                           "maximum": .number(digitalZoom.maximum)])
                 continue

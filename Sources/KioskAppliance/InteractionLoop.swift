@@ -375,7 +375,7 @@ public final class InteractionLoop: @unchecked Sendable { // @unchecked: devices
             guard let renderer, let camera = appliance.camera else { break }
             let mapping = PreviewTapMapping(area: renderer.layout.preview, frame: camera.format.size,
                                             orientation: configuration.camera.orientation,
-                                            digitalZoom: appliance.digitalZoom.zoom.now)
+                                            digitalZoom: appliance.graph.digitalZoom?.zoom.now ?? 1)
             guard let framePoint = mapping.framePoint(point) else { break }
             let logger = logger
             zoomQueue.async { [weak self] in

@@ -1,13 +1,10 @@
 import Foundation
 import KioskControl
-import KioskBroadcast
 import KioskCore
 import KioskPIN
 import KioskRecording
-import Logging
 import KioskUpload
 import KioskWeb
-import ServiceLifecycle
 
 /// Running totals for the metrics file, counted from the appliance's events.
 final class MetricsCounters: Sendable {
@@ -84,7 +81,7 @@ final class MetricsCounters: Sendable {
             snapshot.stream = StreamFigures(live: stream.state == .live, bytesSent: stream.bytesSent,
                                             reconnects: max(0, stream.connects - 1), droppedGOPs: stream.droppedGOPs)
         }
-        if let rtsp, let rtp = appliance.rtp {
+        if let rtsp, let rtp = appliance.graph.rtp {
             let figures = rtp.figures
             snapshot.rtsp = RTSPFigures(clients: rtsp.clients.count, droppedGOPs: figures.droppedGOPs, refused: rtsp.refusedClients)
         }

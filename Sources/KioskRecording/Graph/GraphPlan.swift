@@ -14,8 +14,9 @@ public struct GraphPlan: Sendable {
     public var recordingKind: MediaKind = .video
     /// A second recording output for sound only (`.m4a`), when there is a microphone.
     public var soundOnlyRecording = false
-    /// Digital zoom in front of the hub goes up to this factor (`camera set zoom`).
-    public var digitalZoomMaximum: Double = 4
+    /// Digital zoom in front of the hub, up to this factor (`camera set zoom`); nil: no
+    /// zoom stage, and frames go straight to the hub.
+    public var digitalZoomMaximum: Double?
     /// The screen's preview, at most this many frames a second (nil: no screen).
     public var previewFramesPerSecond: Int?
     /// The luma branch for motion, at this rate (nil: none).
@@ -96,7 +97,7 @@ extension GraphPlan {
                                 recordingKind: MediaKind = .video, streams: [StreamPlan] = []) -> GraphPlan {
         var plan = GraphPlan(settings: settings)
         plan.overflow = overflow
-        plan.recordingKind = settings.video == nil ? .audio : recordingKind
+        plan.recordingKind = recordingKind
         plan.streams = streams
         return plan
     }
@@ -104,7 +105,8 @@ extension GraphPlan {
     /// The daemon's graph, as `configuration` asks for it, for sources with `settings`.
     public static func appliance(_ configuration: Configuration, settings: RecorderSettings) -> GraphPlan {
         var plan = GraphPlan(settings: settings)
-        plan.soundOnlyRecording = settings.audio != nil
+        plan.soundOnlyRecording = true
+        plan.digitalZoomMaximum = 4
         plan.previewFramesPerSecond = configuration.screen.previewFramesPerSecond
         plan.lumaFramesPerSecond = configuration.motion.framesPerSecond
         if let stream = StreamPlan.configured(configuration, withSound: settings.audio != nil) { plan.streams = [stream] }

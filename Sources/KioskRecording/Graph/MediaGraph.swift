@@ -27,9 +27,8 @@ public final class MediaGraph: CaptureSink, Sendable {
     public let hub = CaptureHub()
     /// The privacy masks in front of digital zoom (`[privacy]`), nil without masks.
     public let privacy: PrivacyStage?
-    /// Digital zoom in front of the hub, for cameras without a zoom control (at 1×, which
-    /// only the daemon leaves, frames pass through by reference).
-    public let digitalZoom: DigitalZoomStage
+    /// Digital zoom in front of the hub, for cameras without a zoom control (the daemon's).
+    public let digitalZoom: DigitalZoomStage?
     public let encoder: EncodeBranch
     /// The recording: video and sound into `.mp4` (or the screen, or sound only without a camera).
     public let video: RecordingOutput
@@ -70,11 +69,13 @@ public final class MediaGraph: CaptureSink, Sendable {
         let requestKeyframe: @Sendable (MonotonicInstant) -> Void = { [weak encoder] in encoder?.requestKeyframe(at: $0) }
 
         // Stages in front of the hub: masks first, so that zoom never shows what they hide.
-        let zoom = DigitalZoomStage(downstream: hub, maximum: plan.digitalZoomMaximum, clock: clock)
+        let hub = hub
+        let zoom = plan.digitalZoomMaximum.map { DigitalZoomStage(downstream: hub, maximum: $0, clock: clock) }
         digitalZoom = zoom
+        let afterMasks: CaptureSink = zoom ?? hub
         privacy = settings.privacy.isEmpty ? nil
-            : PrivacyStage(downstream: zoom, mask: settings.privacy, orientation: settings.video?.orientation ?? .upright)
-        videoEntry = privacy ?? zoom
+            : PrivacyStage(downstream: afterMasks, mask: settings.privacy, orientation: settings.video?.orientation ?? .upright)
+        videoEntry = privacy ?? afterMasks
 
         // The encode's outputs, in the order they are handed each packet.
         video = RecordingOutput(kind: settings.video == nil ? .audio : plan.recordingKind, settings: settings, clock: clock,
