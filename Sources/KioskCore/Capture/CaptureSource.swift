@@ -20,7 +20,7 @@ public protocol CaptureSink: AnyObject, Sendable {
     func audioSourceEnded(_ name: String, _ end: SourceEnd)
 }
 
-/// A camera: the test pattern, a raw file, or (later) a V4L2 device.
+/// A camera: the test pattern, a raw file, a V4L2 device, libcamera, or the screen itself.
 public protocol VideoSource: AnyObject, Sendable {
     /// Human name for logs ("test pattern", "/dev/video0").
     var name: String { get }
@@ -31,7 +31,7 @@ public protocol VideoSource: AnyObject, Sendable {
     func stop()
 }
 
-/// A microphone: the tone generator, a WAV file, or (later) an ALSA device.
+/// A microphone: the tone generator, a WAV file or an ALSA device.
 public protocol AudioSource: AnyObject, Sendable {
     var name: String { get }
     var format: AudioFormat { get }

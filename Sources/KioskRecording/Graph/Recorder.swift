@@ -47,7 +47,7 @@ public struct RecorderSettings: Sendable {
     }
 }
 
-/// A live view of the recorder for progress lines, status and (later) the screen.
+/// A live view of a recording for progress lines, `status` and the screen.
 public struct RecorderStatus: Sendable, Equatable {
     public var state: RecordingState = .idle
     /// Library path the current segment will get (its temp file until finished).
