@@ -44,6 +44,52 @@ public func isListening(port: Int) -> Bool {
     }
 }
 
+/// The states of the sockets of this network namespace bound to local `port`, read from
+/// /proc/net without touching them (the kernel's hex codes: "0A" listening, "01" an
+/// established connection; for UDP, "07" bound). A receiver that accepts one connection
+/// (`ffmpeg -listen 1`) would be spent by a probing `connect`; this leaves it alone.
+public func socketStates(localPort port: Int, udp: Bool = false) -> [String] {
+    let hexPort = String(format: "%04X", port)
+    return (udp ? ["udp", "udp6"] : ["tcp", "tcp6"]).flatMap { table -> [String] in
+        let text = (try? String(contentsOfFile: "/proc/net/" + table, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").dropFirst().compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 3, fields[1].hasSuffix(":" + hexPort) else { return nil }
+            return String(fields[3])
+        }
+    }
+}
+
+/// Polls `condition` every `interval` until it holds or `seconds` pass; whether it holds.
+/// For a daemon or a child process to reach a state: give a deadline that a loaded
+/// machine meets (30–60 s), and name the state in the assertion's message.
+public func waitUntil(_ seconds: Double, interval: Double = 0.1, _ condition: () -> Bool) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: interval) }
+    return condition()
+}
+
+/// `kioskcam status --json` of the daemon `config` configures, as a dictionary (empty when it fails).
+public func kioskcamStatus(config: String) -> [String: Any] {
+    guard let output = try? Tool.run(Package.kioskcamBinary, ["status", "--json", "--config", config], allowFailure: true),
+          output.status == 0,
+          let object = try? JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any] else { return [:] }
+    return object
+}
+
+/// Waits until the daemon `config` configures records and its status reports at least
+/// `seconds` of media written (`seconds_recorded`: the file's own time, not the wall
+/// clock's, so a loaded machine waits longer instead of recording less).
+/// - Returns: nil once it has; else what it waited for, with the last status.
+public func waitUntilRecorded(config: String, seconds: Double, timeout: Double = 60) -> String? {
+    var last: [String: Any] = [:]
+    let reached = waitUntil(timeout, interval: 0.2) {
+        last = kioskcamStatus(config: config)
+        return last["state"] as? String == "recording" && ((last["seconds_recorded"] as? NSNumber)?.doubleValue ?? 0) >= seconds
+    }
+    return reached ? nil : "not recording with \(seconds) s written (seconds_recorded) within \(timeout) s; last status: \(last)"
+}
+
 /// Debian's Mosquitto on 127.0.0.1, anonymous, without persistence: a real broker for
 /// the MQTT tests, stopped and started again on the same port to test reconnection.
 public final class MosquittoBroker {
@@ -262,10 +308,12 @@ public final class KioskcamDaemon {
     }
 
     /// `kioskcam status --json` as a dictionary (empty when it fails).
-    public func status() -> [String: Any] {
-        guard let output = try? kioskcam(["status", "--json"]), output.status == 0,
-              let object = try? JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any] else { return [:] }
-        return object
+    public func status() -> [String: Any] { kioskcamStatus(config: config) }
+
+    /// Waits until it records with at least `seconds` written (see `waitUntilRecorded(config:seconds:timeout:)`);
+    /// nil once it does, else what it waited for.
+    public func waitUntilRecorded(_ seconds: Double, timeout: Double = 60) -> String? {
+        KioskTestSupport.waitUntilRecorded(config: config, seconds: seconds, timeout: timeout)
     }
 
     public var deviceID: String {

@@ -70,6 +70,23 @@ final class BroadcastCommandTests: XCTestCase {
         return process
     }
 
+    /// Waits until `receiver` (an `ffmpeg` listener) listens on `port` (TCP) or has bound it
+    /// (UDP, for SRT): read from /proc/net, since a probing connection would be the one
+    /// connection it accepts.
+    func waitForReceiver(port: Int, udp: Bool = false, _ receiver: Process, file: StaticString = #filePath, line: UInt = #line) throws {
+        let listening = waitUntil(30) { !receiver.isRunning || socketStates(localPort: port, udp: udp).contains(udp ? "07" : "0A") }
+        XCTAssertTrue(listening && receiver.isRunning,
+                      "waited for the ffmpeg receiver to \(udp ? "bind UDP" : "listen on TCP") port \(port) (running: \(receiver.isRunning))",
+                      file: file, line: line)
+    }
+
+    /// The seconds of media an HLS playlist lists (the sum of its #EXTINF durations).
+    func listedSeconds(_ playlist: String) -> Double {
+        let text = (try? String(contentsOfFile: playlist, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.hasPrefix("#EXTINF:") }
+            .compactMap { Double($0.dropFirst("#EXTINF:".count).split(separator: ",").first ?? "") }.reduce(0, +)
+    }
+
     /// The broadcast, started; its peak resident memory read from /proc while it runs.
     final class Broadcast {
         /// The shipped screen broadcast (scripts/build-broadcast's kioskcam-broadcast, against
@@ -169,18 +186,20 @@ final class BroadcastCommandTests: XCTestCase {
     func testScreenGoesToRTMPAndRTSPReceiversAndTheLibrary() throws {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
-        let rtmp = "rtmp://127.0.0.1:\(try freeLoopbackPort())/live/test"
-        let rtsp = "rtsp://127.0.0.1:\(try freeLoopbackPort())/live"
+        let rtmpPort = try freeLoopbackPort(), rtspPort = try freeLoopbackPort()
+        let rtmp = "rtmp://127.0.0.1:\(rtmpPort)/live/test"
+        let rtsp = "rtsp://127.0.0.1:\(rtspPort)/live"
         let flv = folder.path + "/out.flv", mkv = folder.path + "/out.mkv"
         let receivers = [try receiver(rtmp, .rtmp, output: flv), try receiver(rtsp, .rtsp, output: mkv)]
         defer { for receiver in receivers where receiver.isRunning { receiver.terminate() } }
-        Thread.sleep(forTimeInterval: 1)   // listening
+        try waitForReceiver(port: rtmpPort, receivers[0])
+        try waitForReceiver(port: rtspPort, receivers[1])
         let statusFile = folder.path + "/state/broadcast.json"
         let broadcast = try Broadcast(["--config", config, "--source", "screen", "--to", "library", "--to", rtmp, "--to", rtsp,
                                        "--duration", "8s"], stderr: folder.path + "/broadcast.log")
         var sawLive = false
-        let deadline = Date(timeIntervalSinceNow: 6)
-        while Date() < deadline, !sawLive {
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while Date() < deadline, !sawLive, broadcast.process.isRunning {
             if let data = FileManager.default.contents(atPath: statusFile), let status = BroadcastStatus.decode(data) {
                 sawLive = status.state == .live
             }
@@ -251,11 +270,12 @@ final class BroadcastCommandTests: XCTestCase {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
         // SRT is UDP: a port the kernel just gave out for TCP is as good as any on loopback.
-        let srt = "srt://127.0.0.1:\(try freeLoopbackPort())"
+        let srtPort = try freeLoopbackPort()
+        let srt = "srt://127.0.0.1:\(srtPort)"
         let ts = folder.path + "/out.ts"
         let listener = try receiver(srt, .srt, output: ts)
         defer { if listener.isRunning { listener.terminate() } }
-        Thread.sleep(forTimeInterval: 1)   // listening
+        try waitForReceiver(port: srtPort, udp: true, listener)
         let hls = folder.path + "/www/live"
         let broadcast = try Broadcast(["--config", config, "--to", srt, "--to", hls, "--duration", "8s"],
                                       stderr: folder.path + "/broadcast.log")
@@ -295,7 +315,10 @@ final class BroadcastCommandTests: XCTestCase {
             Thread.sleep(forTimeInterval: 0.1)
         }
         XCTAssertNotNil(started, "no playlist: \(broadcast.log)")
-        Thread.sleep(forTimeInterval: 6)
+        // Six seconds more of the broadcast: the playlist lists them (its first 2 s segment
+        // is listed once complete, so about 8 s were sent when SIGTERM comes).
+        XCTAssertTrue(waitUntil(60) { listedSeconds(index) >= 6 || !broadcast.process.isRunning },
+                      "waited for the playlist to list 6 s: \(listedSeconds(index)) s, \(broadcast.log)")
         let live = try playlist(index)
         XCTAssertFalse(live.contains("#EXT-X-ENDLIST"), "a live playlist is not finished yet: \(live)")
         broadcast.process.terminate()
@@ -319,7 +342,7 @@ final class BroadcastCommandTests: XCTestCase {
         let statusFile = folder.path + "/state/broadcast.json"
         let broadcast = try Broadcast(["--config", config, "--to", url, "--duration", "10s"], stderr: folder.path + "/broadcast.log")
         var live = false
-        let deadline = Date(timeIntervalSinceNow: 8)
+        let deadline = Date(timeIntervalSinceNow: 30)
         while !live, broadcast.process.isRunning, Date() < deadline {
             live = FileManager.default.contents(atPath: statusFile).flatMap(BroadcastStatus.decode)?.state == .live
             Thread.sleep(forTimeInterval: 0.2)
@@ -352,18 +375,27 @@ final class BroadcastCommandTests: XCTestCase {
     func testTheReceiverGoingAwayForTenSecondsLeavesNoGapInTheFile() throws {
         let folder = TemporaryDirectory()
         let config = try configuration(folder)
-        let rtmp = "rtmp://127.0.0.1:\(try freeLoopbackPort())/live/test"
+        let rtmpPort = try freeLoopbackPort()
+        let rtmp = "rtmp://127.0.0.1:\(rtmpPort)/live/test"
         let first = try receiver(rtmp, .rtmp, output: folder.path + "/first.flv")
-        Thread.sleep(forTimeInterval: 1)
+        try waitForReceiver(port: rtmpPort, first)
         let broadcast = try Broadcast(["--config", config, "--to", "library", "--to", rtmp, "--duration", "30s"],
                                       stderr: folder.path + "/broadcast.log")
-        Thread.sleep(forTimeInterval: 5)
+        // Mid-stream: the broadcast is live and has sent the first receiver some of it.
+        let statusFile = folder.path + "/state/broadcast.json"
+        XCTAssertTrue(waitUntil(30) {
+            guard let status = FileManager.default.contents(atPath: statusFile).flatMap(BroadcastStatus.decode) else { return false }
+            return status.state == .live && (status.destinations.first { $0.name.hasPrefix("rtmp://") }?.bytes ?? 0) > 0
+        }, "waited for the broadcast to be live to the first receiver: \(broadcast.log)")
         first.terminate()
         first.waitUntilExit()
-        Thread.sleep(forTimeInterval: 10)
+        Thread.sleep(forTimeInterval: 10)   // the scenario: the receiver is away for 10 s
         let second = try receiver(rtmp, .rtmp, output: folder.path + "/second.flv")
         defer { if second.isRunning { second.terminate() } }
         let peak = broadcast.finish(timeout: 90)
+        // The receiver ends when the broadcast hangs up; one it never reached would wait forever.
+        _ = waitUntil(30) { !second.isRunning }
+        if second.isRunning { second.terminate() }
         second.waitUntilExit()
         XCTAssertEqual(broadcast.process.terminationStatus, 0, broadcast.log)
         assertWithinBudget(peak)
@@ -387,10 +419,12 @@ final class BroadcastCommandTests: XCTestCase {
         let folder = TemporaryDirectory()
         let daemon = try KioskcamDaemon(root: folder.path, sections: "")
         defer { _ = daemon.terminate() }
-        let rtmp = "rtmp://127.0.0.1:\(try freeLoopbackPort())/live/test"
+        let rtmpPort = try freeLoopbackPort()
+        let rtmp = "rtmp://127.0.0.1:\(rtmpPort)/live/test"
         let flv = folder.path + "/daemon.flv"
         let listener = try receiver(rtmp, .rtmp, output: flv)
         defer { if listener.isRunning { listener.terminate() } }
+        try waitForReceiver(port: rtmpPort, listener)
         // `watch`: the broadcast's state changes arrive as events.
         let watcher = Process()
         watcher.executableURL = URL(fileURLWithPath: Package.kioskcamBinary)
@@ -400,7 +434,11 @@ final class BroadcastCommandTests: XCTestCase {
         watcher.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: watched))
         try watcher.run()
         defer { if watcher.isRunning { watcher.terminate() } }
-        Thread.sleep(forTimeInterval: 1)
+        // The watcher is connected (it subscribes as it connects): the daemon's metrics count it.
+        let metrics = daemon.root + "/metrics/kioskcam.prom"
+        XCTAssertTrue(waitUntil(30) {
+            ((try? String(contentsOfFile: metrics, encoding: .utf8)) ?? "").contains("kioskcam_control_clients 1")
+        }, "waited for `kioskcam watch` to connect (kioskcam_control_clients 1 in \(metrics))")
         // --size reaches the broadcast: the 800x480 screen goes out at 640x384.
         let started = try daemon.kioskcam(["broadcast", "start", "--to", "library", "--to", rtmp, "--size", "640x384"])
         XCTAssertEqual(started.status, 0, started.stderr)
@@ -416,7 +454,8 @@ final class BroadcastCommandTests: XCTestCase {
             Thread.sleep(forTimeInterval: 0.3)
         }
         XCTAssertTrue(live, "status: \(daemon.status()) log: \(daemon.logText())")
-        Thread.sleep(forTimeInterval: 3)
+        XCTAssertTrue(waitUntil(30) { ((try? String(contentsOfFile: watched, encoding: .utf8)) ?? "").contains(#""state":"live""#) },
+                      "waited for `kioskcam watch` to print the live broadcast event")
         let events = (try? String(contentsOfFile: watched, encoding: .utf8)) ?? ""
         XCTAssertTrue(events.contains(#""event":"broadcast""#) && events.contains(#""state":"live""#), events)
         let text = try daemon.kioskcam(["status"])

@@ -91,19 +91,22 @@ final class DaemonTests: XCTestCase {
 
         XCTAssertEqual(try daemon.kioskcam(["start"]).status, 0)
         XCTAssertNotEqual(try daemon.kioskcam(["start"]).status, 0, "a second start is refused (already recording)")
-        Thread.sleep(forTimeInterval: 2)
+        XCTAssertNil(waitUntilRecorded(config: daemon.config, seconds: 2), daemon.logText())
         let stop = try daemon.kioskcam(["stop"])
         XCTAssertEqual(stop.status, 0, stop.stderr)
 
         for _ in 0..<2 {   // the daemon's one JPEG encoder takes still after still
             let still = try daemon.kioskcam(["snapshot"])
             XCTAssertEqual(still.status, 0, still.stderr)
-            Thread.sleep(forTimeInterval: 1.1)   // stills are named by the second
+            // Stills are named by the second: the next one waits for the clock's next second
+            // (the one just taken is named at or before this one).
+            let taken = Date().timeIntervalSince1970.rounded(.down)
+            while Date().timeIntervalSince1970.rounded(.down) == taken { Thread.sleep(forTimeInterval: 0.02) }
         }
 
         // A recording in progress when SIGTERM arrives is finished and kept.
         XCTAssertEqual(try daemon.kioskcam(["start"]).status, 0)
-        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertNil(waitUntilRecorded(config: daemon.config, seconds: 1.5), daemon.logText())
         daemon.signal(SIGTERM)
         XCTAssertEqual(daemon.wait(), 0, daemon.logText())
 
@@ -149,7 +152,7 @@ final class DaemonTests: XCTestCase {
             XCTAssertTrue(refused.stderr.contains("already recording: a sound-only recording is running"), refused.stderr)
         }
         XCTAssertEqual(try status()["kind"] as? String, "audio")
-        Thread.sleep(forTimeInterval: 2)
+        XCTAssertNil(waitUntilRecorded(config: daemon.config, seconds: 2), daemon.logText())
         // `stop` ends it, promptly, and names its file.
         let stopStarted = Date()
         let stop = try daemon.kioskcam(["stop"])
@@ -167,7 +170,7 @@ final class DaemonTests: XCTestCase {
         let refusedAudio = try daemon.kioskcam(["start", "--audio"])
         XCTAssertTrue(refusedAudio.stderr.contains("already recording: a video recording is running"), refusedAudio.stderr)
         XCTAssertEqual(try status()["kind"] as? String, "video")
-        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertNil(waitUntilRecorded(config: daemon.config, seconds: 1.5), daemon.logText())
         let stopVideo = try daemon.kioskcam(["stop"])
         XCTAssertEqual(stopVideo.status, 0, stopVideo.stderr)
         XCTAssertTrue(stopVideo.stdout.contains(".mp4"), stopVideo.stdout)
@@ -187,7 +190,7 @@ final class DaemonTests: XCTestCase {
             group.wait()
             XCTAssertEqual(results.values.filter { $0 == 0 }.count, 1, "round \(round): \(results.values)")
             // A stop before the first frame reached the file would leave no file: wait for it.
-            XCTAssertTrue(waitFor(10) { (try? status())?["state"] as? String == "recording" }, "round \(round)")
+            XCTAssertTrue(waitFor(30) { (try? status())?["state"] as? String == "recording" }, "round \(round): waited for state recording")
             let stopped = try daemon.kioskcam(["stop"])
             XCTAssertEqual(stopped.status, 0, "round \(round): \(stopped.stderr)")
         }
@@ -292,7 +295,7 @@ final class DaemonTests: XCTestCase {
         let folder = TemporaryDirectory()
         let first = try startDaemon(in: folder)
         XCTAssertEqual(try first.kioskcam(["start"]).status, 0)
-        Thread.sleep(forTimeInterval: 4)
+        XCTAssertNil(waitUntilRecorded(config: first.config, seconds: 4), first.logText())
         first.signal(SIGKILL)
         _ = first.wait()
         XCTAssertTrue(folder.files().contains { $0.hasSuffix(".part") }, "a torn temp file is left: \(folder.files())")

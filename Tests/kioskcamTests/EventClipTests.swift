@@ -213,11 +213,12 @@ final class EventClipTests: XCTestCase {
 
         let daemon = try startDaemon(root: folder.path, name: "both", camera: builtIn, sections: sections("both"))
         defer { daemon.reap() }
-        Thread.sleep(forTimeInterval: 1.5) // the ring fills
+        XCTAssertTrue(waitUntil(30) { (kioskcamStatus(config: daemon.config)["pre_event_seconds"] as? NSNumber)?.doubleValue ?? 0 >= 1 },
+                      "waited for the pre-event ring to hold pre_seconds (pre_event_seconds >= 1): \(kioskcamStatus(config: daemon.config))")
         let started = try daemon.kioskcam(["event", "start"])
         XCTAssertEqual(started.status, 0, started.stderr)
         XCTAssertTrue(started.stdout.range(of: #"event trigger on: event \d{8}-\d{6}-1"#, options: .regularExpression) != nil, started.stdout)
-        Thread.sleep(forTimeInterval: 2)
+        Thread.sleep(forTimeInterval: 2)   // the scenario: the trigger lasts ~2 s (the clip's length is checked below)
         let stopped = try daemon.kioskcam(["event", "stop"])
         XCTAssertEqual(stopped.status, 0, stopped.stderr)
         daemon.waitForLog("ended: video/", seconds: 15)
@@ -262,7 +263,8 @@ final class EventClipTests: XCTestCase {
             motion = false
             """)
         defer { daemon.reap() }
-        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertTrue(waitUntil(30) { (kioskcamStatus(config: daemon.config)["pre_event_seconds"] as? NSNumber)?.doubleValue ?? 0 >= 1 },
+                      "waited for the pre-event ring to hold pre_seconds (pre_event_seconds >= 1): \(kioskcamStatus(config: daemon.config))")
         let started = try daemon.kioskcam(["event", "start"])
         XCTAssertEqual(started.status, 0, started.stderr)
         Thread.sleep(forTimeInterval: 3)

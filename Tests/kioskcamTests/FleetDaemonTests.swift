@@ -78,7 +78,7 @@ final class FleetDaemonTests: XCTestCase {
         try broker.publish(base + "/set/record", "ON")
         XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" }, board.logText())
         XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["recording"] as? Bool == true })
-        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertNil(board.waitUntilRecorded(1.5), board.logText())
         try broker.publish(base + "/set/record", "OFF")
         XCTAssertTrue(waitFor(15) { board.status()["state"] as? String == "idle" }, board.logText())
         let videos = (try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video"))?.filter { $0.hasSuffix(".mp4") } ?? []
@@ -230,12 +230,12 @@ final class FleetDaemonTests: XCTestCase {
         let chosen = boards[2]
         try broker.publish("kioskcam/\(chosen.deviceID)/set/record", "ON")
         XCTAssertTrue(waitFor(10) { chosen.status()["state"] as? String == "recording" })
-        Thread.sleep(forTimeInterval: 1)
+        Thread.sleep(forTimeInterval: 1)   // a command that reached another board too has had time to act
         XCTAssertEqual(boards.filter { $0.status()["state"] as? String == "recording" }.count, 1)
         // Then every board records a little and takes a still.
         for board in boards where board !== chosen { try broker.publish("kioskcam/\(board.deviceID)/set/record", "ON") }
         XCTAssertTrue(waitFor(15) { boards.allSatisfy { $0.status()["state"] as? String == "recording" } })
-        Thread.sleep(forTimeInterval: 1.5)
+        for board in boards { XCTAssertNil(board.waitUntilRecorded(1.5), board.logText()) }
         for board in boards {
             try broker.publish("kioskcam/\(board.deviceID)/set/record", "OFF")
             try broker.publish("kioskcam/\(board.deviceID)/set/snapshot", "PRESS")
@@ -277,7 +277,7 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertEqual(try board.kioskcam(["snapshot"]).status, 0)
         XCTAssertTrue(waitFor(15) { ((try? bucket.keys(in: "cut")) ?? []).count == 1 }, board.logText())
         XCTAssertEqual(try board.kioskcam(["start"]).status, 0)
-        Thread.sleep(forTimeInterval: 3)
+        XCTAssertNil(board.waitUntilRecorded(3), board.logText())
         board.signal(SIGKILL)
         board.reap()
         XCTAssertEqual(((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video")) ?? []).filter { $0.hasSuffix(".mp4") }, [],
@@ -292,7 +292,9 @@ final class FleetDaemonTests: XCTestCase {
         let copy = try bucket.object("cut", key)
         XCTAssertEqual(copy, try Data(contentsOf: URL(fileURLWithPath: board.media + "/video/" + (videos.first ?? ""))))
         XCTAssertTrue(board.logText().contains("were not queued"), "the catch-up says what it did")
-        Thread.sleep(forTimeInterval: 1)
+        // Once the queue is empty, whatever the catch-up queued has been copied.
+        XCTAssertTrue(waitFor(30) { (board.status()["upload_queued_files"] as? Int) == 0 },
+                      "waited for upload_queued_files 0: \(board.status())")
         XCTAssertEqual(try bucket.keys(in: "cut").count, 2, "the still, marked uploaded before the cut, is not copied twice")
         XCTAssertEqual(board.terminate(), 0)
     }
@@ -314,20 +316,26 @@ final class FleetDaemonTests: XCTestCase {
         let sensor = try XCTUnwrap(json(try retained(broker, "homeassistant/binary_sensor/kioskcam_\(board.deviceID)/motion/config")))
         XCTAssertEqual(sensor["device_class"] as? String, "motion")
 
-        // Listen to the events topic while a manual event runs.
+        // Listen to the events topic while a manual event runs. A retained message on a
+        // topic of the test's own arrives once the subscription is in place (it is not
+        // JSON, so it is not one of the messages counted below).
+        let subscribed = "kioskcam-test/\(board.deviceID)/subscribed"
+        try Tool.run(try requiredProgram("mosquitto_pub", package: "mosquitto-clients"),
+                     ["-p", String(broker.port), "-t", subscribed, "-m", "subscribed", "-r"])
         let received = folder.path + "/events.txt"
         let subscriber = Process()
         subscriber.executableURL = URL(fileURLWithPath: try requiredProgram("mosquitto_sub", package: "mosquitto-clients"))
-        subscriber.arguments = ["-p", String(broker.port), "-t", base + "/events", "-C", "2", "-W", "20"]
+        subscriber.arguments = ["-p", String(broker.port), "-t", base + "/events", "-t", subscribed, "-C", "3", "-W", "60"]
         FileManager.default.createFile(atPath: received, contents: nil)
         subscriber.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: received))
         try subscriber.run()
-        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertTrue(waitFor(30) { ((try? String(contentsOfFile: received, encoding: .utf8)) ?? "").contains("subscribed") },
+                      "waited for mosquitto_sub to subscribe (the retained message on \(subscribed))")
         XCTAssertEqual(try board.kioskcam(["event", "start"]).status, 0)
         // A manual event is an event clip, not motion: "Motion" follows the detector alone.
         XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["event_in_progress"] as? Bool == true }, board.logText())
         XCTAssertEqual(json(try retained(broker, base + "/state"))?["motion"] as? Bool, false)
-        Thread.sleep(forTimeInterval: 1)
+        Thread.sleep(forTimeInterval: 1)   // the scenario: an event that lasts a second (its clip is being written: event_in_progress)
         XCTAssertEqual(try board.kioskcam(["event", "stop"]).status, 0)
         subscriber.waitUntilExit()
         let messages = try String(contentsOfFile: received, encoding: .utf8).split(separator: "\n").compactMap { json(String($0)) }
@@ -354,14 +362,16 @@ final class FleetDaemonTests: XCTestCase {
         let root = folder.path + "/board"
         var board = try KioskcamDaemon(root: root, sections: sections)
         XCTAssertEqual(try board.kioskcam(["start"]).status, 0)
-        Thread.sleep(forTimeInterval: 2)
+        XCTAssertNil(board.waitUntilRecorded(2), board.logText())
         XCTAssertEqual(try board.kioskcam(["stop"]).status, 0)
         let videos = ((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video")) ?? []).filter { $0.hasSuffix(".mp4") }
         let video = try XCTUnwrap(videos.first)
         let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: board.media + "/video/" + video)[.size] as? Int)
         XCTAssertGreaterThan(size, 60_000, "long enough to cut at 160 kbit/s (20 kB/s)")
-        // Mid-upload: the queue says it is sending, nothing has arrived.
-        Thread.sleep(forTimeInterval: 1.5)
+        // Mid-upload: the daemon has a connection to the server open (moto's end of it is
+        // established), the queue says it is sending, nothing has arrived.
+        XCTAssertTrue(waitFor(30) { socketStates(localPort: port).contains("01") },
+                      "waited for the upload's connection to the S3 server: \(board.status()) \(board.logText().suffix(1500))")
         XCTAssertEqual(board.status()["upload_queued_files"] as? Int, 1, "\(board.status())")
         XCTAssertEqual(try server.keys(in: "cut"), [], "not arrived yet")
         server.stop()
@@ -448,7 +458,7 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == false }, board.logText())
         XCTAssertTrue(board.logText().contains("live stream stopped by set/stream"))
         let stopped = try String(contentsOfFile: playlist, encoding: .utf8)
-        Thread.sleep(forTimeInterval: 3)
+        Thread.sleep(forTimeInterval: 3)   // the scenario: longer than a segment, with the stream off
         XCTAssertEqual(try String(contentsOfFile: playlist, encoding: .utf8), stopped, "no new segments while off")
 
         try broker.publish(base + "/set/stream", "ON")

@@ -78,7 +78,7 @@ final class WebDaemonTests: XCTestCase {
 
         // A real recording, so that its file and thumbnail routes exist.
         XCTAssertEqual(try web.daemon.kioskcam(["start"]).status, 0)
-        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertNil(web.daemon.waitUntilRecorded(1.5), web.daemon.logText())
         XCTAssertEqual(try web.daemon.kioskcam(["stop"]).status, 0)
         let file = try XCTUnwrap(FileManager.default.subpaths(atPath: web.daemon.media + "/video")?.first { $0.hasSuffix(".mp4") })
         let closed = ["/", "/live", "/library", "/events", "/status", "/settings", "/api/status", "/api/library", "/api/events",
@@ -141,7 +141,7 @@ final class WebDaemonTests: XCTestCase {
         XCTAssertEqual(started.status, 200, started.body)
         XCTAssertEqual(try request(web, "POST", "/api/recording", body: #"{"action":"start"}"#, headers: [origin]).status, 409,
                        "already recording: the arbiter's answer, as on the socket")
-        Thread.sleep(forTimeInterval: 2)
+        XCTAssertNil(web.daemon.waitUntilRecorded(2), web.daemon.logText())
         let foreign = try request(web, "POST", "/api/recording", body: #"{"action":"stop"}"#, headers: ["Origin: https://evil.example"])
         XCTAssertEqual(foreign.status, 403, "a foreign page's request is refused")
         XCTAssertEqual(try request(web, "GET", "/api/status").json["state"] as? String, "recording")
