@@ -77,12 +77,6 @@ final class RecordingOwnerTests: XCTestCase {
         return (appliance, supervisor)
     }
 
-    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        return condition()
-    }
-
     /// Requests from four threads at once, each of every kind: a sampler never sees both
     /// recorders busy, and every refusal names the rule.
     func testConcurrentRequestsNeverMakeTwoRecordings() throws {
@@ -131,12 +125,12 @@ final class RecordingOwnerTests: XCTestCase {
         let socket = PluggableCamera.Socket()
         let (appliance, supervisor) = try makeAppliance(folder, socket: socket)
         defer { appliance.stopSources(); appliance.finishRecording() }
-        XCTAssertTrue(waitFor(5) { supervisor.health == .running })
+        XCTAssertTrue(waitUntil(5, interval: 0.01) { supervisor.health == .running })
         let photo = try appliance.takeSnapshot()
         XCTAssertTrue(photo.hasSuffix(".jpg") && FileManager.default.fileExists(atPath: photo), photo)
 
         socket.set(false)
-        XCTAssertTrue(waitFor(5) { if case .lost = supervisor.health { true } else { false } })
+        XCTAssertTrue(waitUntil(5, interval: 0.01) { if case .lost = supervisor.health { true } else { false } })
         let asked = Date()
         for _ in 0..<20 {
             XCTAssertThrowsError(try appliance.takeSnapshot()) { error in
@@ -146,7 +140,7 @@ final class RecordingOwnerTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(asked), 1, "20 stills answered at once, none waited")
 
         socket.set(true)
-        XCTAssertTrue(waitFor(5) { supervisor.health == .running })
+        XCTAssertTrue(waitUntil(5, interval: 0.01) { supervisor.health == .running })
         Thread.sleep(forTimeInterval: 1.1)   // stills are named by the second
         XCTAssertNoThrow(try appliance.takeSnapshot(), "stills work again once the camera is back")
     }
@@ -158,21 +152,21 @@ final class RecordingOwnerTests: XCTestCase {
         let socket = PluggableCamera.Socket()
         let (appliance, supervisor) = try makeAppliance(folder, socket: socket)
         defer { appliance.stopSources(); appliance.finishRecording() }
-        XCTAssertTrue(waitFor(5) { supervisor.health == .running })
+        XCTAssertTrue(waitUntil(5, interval: 0.01) { supervisor.health == .running })
         try appliance.record(.start(.video))
-        XCTAssertTrue(waitFor(5) { appliance.activity == RecordingActivity(kind: .video, state: .recording) })
+        XCTAssertTrue(waitUntil(5, interval: 0.01) { appliance.activity == RecordingActivity(kind: .video, state: .recording) })
         Thread.sleep(forTimeInterval: 0.5)
 
         socket.set(false)
-        XCTAssertTrue(waitFor(5) {
+        XCTAssertTrue(waitUntil(5, interval: 0.01) {
             appliance.superviseCamera()
             return appliance.activity.state == .idle
         }, "the lost camera's recording is finished")
         try appliance.record(.start(.audio))
-        XCTAssertTrue(waitFor(5) { appliance.activity == RecordingActivity(kind: .audio, state: .recording) })
+        XCTAssertTrue(waitUntil(5, interval: 0.01) { appliance.activity == RecordingActivity(kind: .audio, state: .recording) })
 
         socket.set(true)
-        XCTAssertTrue(waitFor(5) { supervisor.health == .running })
+        XCTAssertTrue(waitUntil(5, interval: 0.01) { supervisor.health == .running })
         for _ in 0..<10 {
             appliance.superviseCamera()
             Thread.sleep(forTimeInterval: 0.05)

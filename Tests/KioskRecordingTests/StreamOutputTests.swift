@@ -20,12 +20,6 @@ final class StreamOutputTests: XCTestCase {
                    previewFramesPerSecond: 5, clock: SystemClock(), logger: logger, onEvent: { _ in })
     }
 
-    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        return condition()
-    }
-
     /// A folder as the destination, as `kioskcam broadcast --to FOLDER` takes it: made if
     /// missing, `index.m3u8` inside; a folder that cannot be made is one clear error and
     /// the stream stops (no reconnect loop).
@@ -38,7 +32,7 @@ final class StreamOutputTests: XCTestCase {
         let camera = NumberedCamera(format: format)
         camera.start(into: graph)
         stream.start()
-        XCTAssertTrue(waitFor(20) { FileManager.default.fileExists(atPath: folder.path + "/made/here/index.m3u8") }, "\(stream.status)")
+        XCTAssertTrue(waitUntil(20, interval: 0.05) { FileManager.default.fileExists(atPath: folder.path + "/made/here/index.m3u8") }, "\(stream.status)")
         XCTAssertEqual(stream.status.state, .live)
         stream.stop()
 
@@ -46,7 +40,7 @@ final class StreamOutputTests: XCTestCase {
         let blocked = StreamOutput(url: folder.path + "/a-file/cam", queueBytes: 1_000_000, clock: SystemClock(), logger: logger)
         graph.encoder.add(blocked)
         blocked.start()
-        XCTAssertTrue(waitFor(10) { blocked.status.state == .failed }, "\(blocked.status)")
+        XCTAssertTrue(waitUntil(10, interval: 0.05) { blocked.status.state == .failed }, "\(blocked.status)")
         XCTAssertTrue(blocked.status.lastError?.contains("cannot create the HLS folder \(folder.path)/a-file/cam") == true,
                       blocked.status.lastError ?? "no error")
         XCTAssertEqual(blocked.status.connects, 0, "it never tried to connect")
@@ -68,7 +62,7 @@ final class StreamOutputTests: XCTestCase {
         camera.start(into: graph)
         microphone.start(into: graph)
         stream.start()
-        XCTAssertTrue(waitFor(10) { stream.status.state == .live }, "\(stream.status)")
+        XCTAssertTrue(waitUntil(10, interval: 0.05) { stream.status.state == .live }, "\(stream.status)")
         Thread.sleep(forTimeInterval: 5)
         stream.stop()
         camera.stop()
@@ -115,13 +109,13 @@ final class StreamOutputTests: XCTestCase {
         microphone.start(into: graph)
         try graph.video.start()
         stream.start()
-        XCTAssertTrue(waitFor(10) { stream.status.state == .live }, "\(stream.status)")
+        XCTAssertTrue(waitUntil(10, interval: 0.05) { stream.status.state == .live }, "\(stream.status)")
         Thread.sleep(forTimeInterval: 3)
         first.terminate()   // the receiver goes away
         first.waitUntilExit()
-        XCTAssertTrue(waitFor(15) { stream.status.state == .reconnecting }, "\(stream.status)")
+        XCTAssertTrue(waitUntil(15, interval: 0.05) { stream.status.state == .reconnecting }, "\(stream.status)")
         let second = try receiver("second.flv")
-        XCTAssertTrue(waitFor(40) { stream.status.state == .live && stream.status.connects == 2 }, "\(stream.status)")
+        XCTAssertTrue(waitUntil(40, interval: 0.05) { stream.status.state == .live && stream.status.connects == 2 }, "\(stream.status)")
         Thread.sleep(forTimeInterval: 3)
         stream.stop()
         second.waitUntilExit()

@@ -60,15 +60,6 @@ final class UploaderTests: XCTestCase {
                        accessKeyID: upload.accessKeyID, secretAccessKey: "testing-secret-key"))
     }
 
-    func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !condition() {
-            guard Date() < deadline else { return false }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return true
-    }
-
     func testFilesArriveByteIdenticalAndAreMarkedInTheIndex() throws {
         let server = try MotoServer()
         defer { server.stop() }
@@ -85,7 +76,7 @@ final class UploaderTests: XCTestCase {
         defer { uploader.stop() }
         for name in files.keys.sorted() { uploader.enqueue(path: board.media + "/" + name) }
         uploader.enqueue(path: board.media + "/.incoming/video-20261122-101800.mp4.part")  // never queued
-        XCTAssertTrue(waitUntil(60) { uploader.queue.isEmpty }, "queue left: \(uploader.queue.entries.map(\.file))")
+        XCTAssertTrue(waitUntil(60, interval: 0.05) { uploader.queue.isEmpty }, "queue left: \(uploader.queue.entries.map(\.file))")
 
         let s3 = try client(upload)
         for (name, bytes) in contents {
@@ -122,7 +113,7 @@ final class UploaderTests: XCTestCase {
         XCTAssertEqual(uploader.queue.entries.map(\.file.relativePath), ["video/20261122/101455-motion.mp4"])
         uploader.start()
         defer { uploader.stop() }
-        XCTAssertTrue(waitUntil(30) { uploader.queue.isEmpty })
+        XCTAssertTrue(waitUntil(30, interval: 0.05) { uploader.queue.isEmpty })
         XCTAssertEqual(try client(upload).getObject(key: "boards/board-1/video/20261122/101455-motion.mp4"), clip)
         XCTAssertFalse(FileManager.default.fileExists(atPath: board.media + "/video/20261122/101455-motion.mp4"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: board.media + "/video/20261122/101455.mp4"))
@@ -142,7 +133,7 @@ final class UploaderTests: XCTestCase {
         uploader.enqueue(path: board.media + "/audio/20261122/101500.m4a")
         uploader.start()
         defer { uploader.stop() }
-        XCTAssertTrue(waitUntil(30) { uploader.queue.isEmpty })
+        XCTAssertTrue(waitUntil(30, interval: 0.05) { uploader.queue.isEmpty })
         XCTAssertEqual(try client(upload).getObject(key: "boards/board-1/audio/20261122/101500.m4a").count, 300)
         XCTAssertFalse(FileManager.default.fileExists(atPath: board.media + "/audio/20261122/101500.m4a"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: board.media + "/audio/20261122/101500.png"), "the waveform went too")
@@ -162,10 +153,10 @@ final class UploaderTests: XCTestCase {
         uploader?.enqueue(path: board.media + "/video/20261122/101455.mp4", bytes: 1_500_000)
         uploader?.enqueue(path: board.media + "/photo/20261122/101500.jpg", bytes: 50_000)
         uploader?.start()
-        XCTAssertTrue(waitUntil(30) { (uploader?.figures.currentBytesSent ?? 0) > 100_000 }, "the upload never got going")
+        XCTAssertTrue(waitUntil(30, interval: 0.05) { (uploader?.figures.currentBytesSent ?? 0) > 100_000 }, "the upload never got going")
         server?.stop()  // the cut
         server = nil
-        XCTAssertTrue(waitUntil(30) { (uploader?.figures.failures ?? 0) >= 1 }, "the cut was not noticed")
+        XCTAssertTrue(waitUntil(30, interval: 0.05) { (uploader?.figures.failures ?? 0) >= 1 }, "the cut was not noticed")
         XCTAssertNotNil(uploader?.figures.lastError)
         uploader?.stop()  // the daemon stops
         uploader = nil
@@ -185,7 +176,7 @@ final class UploaderTests: XCTestCase {
         XCTAssertEqual(restarted.queue.count, 2, "the queue was read back")
         restarted.start()
         defer { restarted.stop() }
-        XCTAssertTrue(waitUntil(60) { restarted.queue.isEmpty }, "queue left: \(restarted.queue.entries.map(\.file))")
+        XCTAssertTrue(waitUntil(60, interval: 0.05) { restarted.queue.isEmpty }, "queue left: \(restarted.queue.entries.map(\.file))")
         let s3 = try client(fast)
         XCTAssertEqual(try s3.getObject(key: "boards/board-1/video/20261122/101455.mp4"), first)
         XCTAssertEqual(try s3.getObject(key: "boards/board-1/photo/20261122/101500.jpg"), second)
@@ -310,7 +301,7 @@ final class UploaderTests: XCTestCase {
             kill(verifier.processIdentifier, SIGKILL)
             verifier.waitUntilExit()
         }
-        XCTAssertTrue(waitUntil(10) { isListening(port: port) }, "the verifying server did not start")
+        XCTAssertTrue(waitUntil(10, interval: 0.05) { isListening(port: port) }, "the verifying server did not start")
 
         func client(secret: String = "testing-secret-key", keyID: String = "testing", region: String = "eu-central-1") throws -> S3Client {
             var upload = Configuration.Upload()

@@ -70,12 +70,6 @@ final class DaemonTests: XCTestCase {
         return daemon
     }
 
-    func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        return condition()
-    }
-
     func testRecordsThroughTheSocketAndFinishesOnSIGTERM() throws {
         let daemon = try startDaemon()
         defer { daemon.killAndReap() }
@@ -190,7 +184,7 @@ final class DaemonTests: XCTestCase {
             group.wait()
             XCTAssertEqual(results.values.filter { $0 == 0 }.count, 1, "round \(round): \(results.values)")
             // A stop before the first frame reached the file would leave no file: wait for it.
-            XCTAssertTrue(waitFor(30) { (try? status())?["state"] as? String == "recording" }, "round \(round): waited for state recording")
+            XCTAssertTrue(waitUntil(30, interval: 0.05) { (try? status())?["state"] as? String == "recording" }, "round \(round): waited for state recording")
             let stopped = try daemon.kioskcam(["stop"])
             XCTAssertEqual(stopped.status, 0, "round \(round): \(stopped.stderr)")
         }
@@ -257,7 +251,7 @@ final class DaemonTests: XCTestCase {
         let daemon = try startDaemon()
         defer { daemon.killAndReap() }
         let metrics = daemon.folder.path + "/metrics/kioskcam.prom"
-        XCTAssertTrue(waitFor(5) { FileManager.default.fileExists(atPath: metrics) })
+        XCTAssertTrue(waitUntil(5, interval: 0.05) { FileManager.default.fileExists(atPath: metrics) })
         let text = try String(contentsOfFile: metrics, encoding: .utf8)
         XCTAssertTrue(text.contains("# TYPE"), text)
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
@@ -276,7 +270,7 @@ final class DaemonTests: XCTestCase {
             .replacingOccurrences(of: "size = \"320x240\"", with: "size = \"640x480\"")
         try config.write(toFile: daemon.config, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
-        XCTAssertTrue(waitFor(5) { daemon.logText().contains("configuration reloaded") }, daemon.logText())
+        XCTAssertTrue(waitUntil(5, interval: 0.05) { daemon.logText().contains("configuration reloaded") }, daemon.logText())
         XCTAssertTrue(daemon.logText().contains("[storage] applied now"), daemon.logText())
         XCTAssertFalse(daemon.logText().contains("[lock]"), "only what changed is reported")
         XCTAssertTrue(daemon.logText().contains("[camera] changed but need a restart"), daemon.logText())
@@ -284,7 +278,7 @@ final class DaemonTests: XCTestCase {
         // A broken file on reload keeps the running configuration.
         try "[storage]\nretention_days = -3\n".write(toFile: daemon.config, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
-        XCTAssertTrue(waitFor(5) { daemon.logText().contains("keeping the configuration in effect") }, daemon.logText())
+        XCTAssertTrue(waitUntil(5, interval: 0.05) { daemon.logText().contains("keeping the configuration in effect") }, daemon.logText())
         XCTAssertTrue(daemon.process.isRunning)
         daemon.signal(SIGTERM)
         XCTAssertEqual(daemon.wait(), 0, daemon.logText())
@@ -305,7 +299,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertTrue(second.logText().contains("recovered"), second.logText())
         // Up and answering before it is stopped (salvage may still be running otherwise,
         // under a sanitizer for seconds).
-        XCTAssertTrue(waitFor(30) { (try? second.kioskcam(["status"]).status) == 0 }, second.logText())
+        XCTAssertTrue(waitUntil(30, interval: 0.05) { (try? second.kioskcam(["status"]).status) == 0 }, second.logText())
         second.signal(SIGTERM)
         XCTAssertEqual(second.wait(), 0)
         let videos = folder.files().filter { $0.hasSuffix(".mp4") && !$0.contains(".incoming") }
@@ -319,8 +313,8 @@ final class DaemonTests: XCTestCase {
     func testIdleShowsThePINScreenThenBlanks() throws {
         let daemon = try startDaemon(lock: "idle_seconds = 1\nblank_seconds = 2")
         defer { daemon.killAndReap() }
-        XCTAssertTrue(waitFor(10) { daemon.logText().contains("screen: pin") }, daemon.logText())
-        XCTAssertTrue(waitFor(10) { daemon.logText().contains("screen: blank") }, daemon.logText())
+        XCTAssertTrue(waitUntil(10, interval: 0.05) { daemon.logText().contains("screen: pin") }, daemon.logText())
+        XCTAssertTrue(waitUntil(10, interval: 0.05) { daemon.logText().contains("screen: blank") }, daemon.logText())
         let png = daemon.folder.path + "/blank.png", raw = daemon.folder.path + "/blank.rgb"
         XCTAssertEqual(try daemon.kioskcam(["screenshot", "-o", png]).status, 0)
         _ = try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
@@ -343,7 +337,7 @@ final class DaemonTests: XCTestCase {
         }
         let daemon = try startDaemon(in: folder)
         defer { daemon.killAndReap() }
-        XCTAssertTrue(waitFor(10) { !FileManager.default.fileExists(atPath: old) }, daemon.logText())
+        XCTAssertTrue(waitUntil(10, interval: 0.05) { !FileManager.default.fileExists(atPath: old) }, daemon.logText())
         XCTAssertTrue(FileManager.default.fileExists(atPath: today + "/101455.mp4"))
         XCTAssertEqual(try daemon.kioskcam(["status"]).status, 0)
     }

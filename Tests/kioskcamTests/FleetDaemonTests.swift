@@ -19,12 +19,6 @@ final class FleetDaemonTests: XCTestCase {
             """)
     }
 
-    func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-        return condition()
-    }
-
     func retained(_ broker: MosquittoBroker, _ topic: String) throws -> String? {
         try broker.subscribe(topic, count: 1, seconds: 2, retainedOnly: true).first?.payload
     }
@@ -53,7 +47,7 @@ final class FleetDaemonTests: XCTestCase {
         let id = board.deviceID
         XCTAssertFalse(id.isEmpty)
         let base = "kioskcam/\(id)"
-        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" }, board.logText())
+        XCTAssertTrue(waitUntil(10) { (try? self.retained(broker, base + "/availability")) == "online" }, board.logText())
 
         // Discovery: retained, JSON, one device, every entity available through our topic.
         // A switch, a button, a camera, three sensors and three problem sensors (no stream
@@ -71,16 +65,16 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertEqual(state["recording"] as? Bool, false)
         XCTAssertEqual(state["default_pin"] as? Bool, true)
         XCTAssertNotNil(state["free_bytes"] as? Int)
-        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["camera_ok"] as? Bool == true })
+        XCTAssertTrue(waitUntil(10) { self.json(try? self.retained(broker, base + "/state"))?["camera_ok"] as? Bool == true })
         XCTAssertEqual(json(try retained(broker, base + "/state"))?["microphone_ok"] as? Bool, true)
 
         // set/record ON starts a recording, OFF finishes it into the library.
         try broker.publish(base + "/set/record", "ON")
-        XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" }, board.logText())
-        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["recording"] as? Bool == true })
+        XCTAssertTrue(waitUntil(10) { board.status()["state"] as? String == "recording" }, board.logText())
+        XCTAssertTrue(waitUntil(10) { self.json(try? self.retained(broker, base + "/state"))?["recording"] as? Bool == true })
         XCTAssertNil(board.waitUntilRecorded(1.5), board.logText())
         try broker.publish(base + "/set/record", "OFF")
-        XCTAssertTrue(waitFor(15) { board.status()["state"] as? String == "idle" }, board.logText())
+        XCTAssertTrue(waitUntil(15) { board.status()["state"] as? String == "idle" }, board.logText())
         let videos = (try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video"))?.filter { $0.hasSuffix(".mp4") } ?? []
         XCTAssertEqual(videos.count, 1, "\(videos)")
         if let video = videos.first {
@@ -90,7 +84,7 @@ final class FleetDaemonTests: XCTestCase {
 
         // set/snapshot takes a still; its JPEG is the retained snapshot.
         try broker.publish(base + "/set/snapshot", "PRESS")
-        XCTAssertTrue(waitFor(10) {
+        XCTAssertTrue(waitUntil(10) {
             ((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/photo")) ?? []).contains { $0.hasSuffix(".jpg") }
         }, board.logText())
         let received = folder.path + "/snapshot.jpg"
@@ -104,14 +98,14 @@ final class FleetDaemonTests: XCTestCase {
 
         // Status and metrics tell the connection.
         XCTAssertTrue((board.status()["mqtt"] as? String)?.hasPrefix("connected to \(broker.url)") == true, "\(board.status())")
-        XCTAssertTrue(waitFor(5) {
+        XCTAssertTrue(waitUntil(5) {
             ((try? String(contentsOfFile: board.root + "/metrics/kioskcam.prom", encoding: .utf8)) ?? "").contains("kioskcam_mqtt_connected 1")
         })
 
         // kill -9: the broker publishes the will.
         board.signal(SIGKILL)
         board.reap()
-        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "offline" })
+        XCTAssertTrue(waitUntil(10) { (try? self.retained(broker, base + "/availability")) == "offline" })
     }
 
     /// Home Assistant's camera picture renews itself: a still at connection and then every
@@ -140,20 +134,20 @@ final class FleetDaemonTests: XCTestCase {
         let broker = try MosquittoBroker(folder: folder.path)
         let board = try startBoard(folder, "board", broker: broker)
         let base = "kioskcam/\(board.deviceID)"
-        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" })
+        XCTAssertTrue(waitUntil(10) { (try? self.retained(broker, base + "/availability")) == "online" })
 
         broker.stop()
-        XCTAssertTrue(waitFor(10) { (board.status()["mqtt"] as? String)?.hasPrefix("not connected") == true }, "\(board.status())")
+        XCTAssertTrue(waitUntil(10) { (board.status()["mqtt"] as? String)?.hasPrefix("not connected") == true }, "\(board.status())")
         // Messages meanwhile wait in the bounded outbox; the recorder is not held up.
         XCTAssertEqual(try board.kioskcam(["start"]).status, 0)
-        XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" })
+        XCTAssertTrue(waitUntil(10) { board.status()["state"] as? String == "recording" })
         try broker.start()   // no persistence: the new broker has no retained messages at all
-        XCTAssertTrue(waitFor(15) { (try? self.retained(broker, base + "/availability")) == "online" }, board.logText())
-        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["recording"] as? Bool == true })
+        XCTAssertTrue(waitUntil(15) { (try? self.retained(broker, base + "/availability")) == "online" }, board.logText())
+        XCTAssertTrue(waitUntil(10) { self.json(try? self.retained(broker, base + "/state"))?["recording"] as? Bool == true })
         XCTAssertNotNil(try retained(broker, "homeassistant/switch/kioskcam_\(board.deviceID)/recording/config"), "discovery sent again")
         XCTAssertTrue(board.logText().contains("mqtt: connected to \(broker.url) again"))
         try broker.publish(base + "/set/record", "OFF")
-        XCTAssertTrue(waitFor(15) { board.status()["state"] as? String == "idle" }, board.logText())
+        XCTAssertTrue(waitUntil(15) { board.status()["state"] as? String == "idle" }, board.logText())
         XCTAssertTrue((board.status()["mqtt"] as? String)?.contains("1 reconnects") == true, "\(board.status())")
 
         XCTAssertEqual(board.terminate(), 0)
@@ -167,7 +161,7 @@ final class FleetDaemonTests: XCTestCase {
         let broker = try MosquittoBroker(folder: folder.path)
         let board = try startBoard(folder, "board", broker: broker)
         let base = "kioskcam/\(board.deviceID)"
-        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" })
+        XCTAssertTrue(waitUntil(10) { (try? self.retained(broker, base + "/availability")) == "online" })
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array("ONFonf01 \t{}[]\"':;,.-_/+#*$%\\é漢😀abcXYZ")
         var lines: [String] = []
@@ -185,7 +179,7 @@ final class FleetDaemonTests: XCTestCase {
             let share = lines[(number * 2500)..<((number + 1) * 2500)].joined(separator: "\n") + "\n"
             try broker.publish(base + topic, share, lines: true)
         }
-        XCTAssertTrue(waitFor(20) {
+        XCTAssertTrue(waitUntil(20) {
             ((try? String(contentsOfFile: board.root + "/metrics/kioskcam.prom", encoding: .utf8)) ?? "")
                 .contains("kioskcam_mqtt_commands_ignored_total 10000")
         }, board.logText().suffix(2000).description)
@@ -197,7 +191,7 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertTrue(ignoredLines.last?.contains("(10000 ignored so far)") == true, "\(ignoredLines.last ?? "")")
         // The board still obeys a good command afterwards.
         try broker.publish(base + "/set/record", "ON")
-        XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" }, board.logText())
+        XCTAssertTrue(waitUntil(10) { board.status()["state"] as? String == "recording" }, board.logText())
     }
 
     /// A fleet on one machine: five boards with their own state and media, one broker,
@@ -212,7 +206,7 @@ final class FleetDaemonTests: XCTestCase {
         let boards = try (1...5).map { try startBoard(folder, "board\($0)", broker: broker, extra: upload) }
         let ids = Set(boards.map(\.deviceID))
         XCTAssertEqual(ids.count, 5, "five device ids")
-        XCTAssertTrue(waitFor(15) {
+        XCTAssertTrue(waitUntil(15) {
             (try? broker.subscribe("kioskcam/+/availability", count: 5, seconds: 2, retainedOnly: true))?
                 .filter { $0.payload == "online" }.count == 5
         })
@@ -229,31 +223,31 @@ final class FleetDaemonTests: XCTestCase {
         // One board's command reaches that board only.
         let chosen = boards[2]
         try broker.publish("kioskcam/\(chosen.deviceID)/set/record", "ON")
-        XCTAssertTrue(waitFor(10) { chosen.status()["state"] as? String == "recording" })
+        XCTAssertTrue(waitUntil(10) { chosen.status()["state"] as? String == "recording" })
         Thread.sleep(forTimeInterval: 1)   // a command that reached another board too has had time to act
         XCTAssertEqual(boards.filter { $0.status()["state"] as? String == "recording" }.count, 1)
         // Then every board records a little and takes a still.
         for board in boards where board !== chosen { try broker.publish("kioskcam/\(board.deviceID)/set/record", "ON") }
-        XCTAssertTrue(waitFor(15) { boards.allSatisfy { $0.status()["state"] as? String == "recording" } })
+        XCTAssertTrue(waitUntil(15) { boards.allSatisfy { $0.status()["state"] as? String == "recording" } })
         for board in boards { XCTAssertNil(board.waitUntilRecorded(1.5), board.logText()) }
         for board in boards {
             try broker.publish("kioskcam/\(board.deviceID)/set/record", "OFF")
             try broker.publish("kioskcam/\(board.deviceID)/set/snapshot", "PRESS")
         }
-        XCTAssertTrue(waitFor(20) { boards.allSatisfy { $0.status()["state"] as? String == "idle" } })
+        XCTAssertTrue(waitUntil(20) { boards.allSatisfy { $0.status()["state"] as? String == "idle" } })
 
         // Every finished file of every board, in the bucket once.
         func libraryFiles(_ board: KioskcamDaemon) -> [String] {
             ((try? FileManager.default.subpathsOfDirectory(atPath: board.media)) ?? [])
                 .filter { $0.hasSuffix(".mp4") || $0.hasSuffix(".jpg") }.filter { !$0.contains(".incoming") }.sorted()
         }
-        XCTAssertTrue(waitFor(20) { boards.allSatisfy { libraryFiles($0).count == 2 } }, "\(boards.map(libraryFiles))")
+        XCTAssertTrue(waitUntil(20) { boards.allSatisfy { libraryFiles($0).count == 2 } }, "\(boards.map(libraryFiles))")
         var expected: [String: String] = [:]
         for board in boards {
             for file in libraryFiles(board) { expected["site-a/\(board.deviceID)/\(file)"] = board.media + "/" + file }
         }
         XCTAssertEqual(expected.count, 10)
-        XCTAssertTrue(waitFor(30) {
+        XCTAssertTrue(waitUntil(30) {
             boards.allSatisfy { ($0.status()["upload_queued_files"] as? Int) == 0 } && ((try? bucket.keys(in: "fleet"))?.count ?? 0) >= 10
         }, "\(boards.map { $0.status()["upload_queued_files"] ?? "none" }) \(boards[0].logText().suffix(1500))")
         let keys = try bucket.keys(in: "fleet")
@@ -275,7 +269,7 @@ final class FleetDaemonTests: XCTestCase {
         let root = folder.path + "/board"
         var board = try KioskcamDaemon(root: root, sections: sections)
         XCTAssertEqual(try board.kioskcam(["snapshot"]).status, 0)
-        XCTAssertTrue(waitFor(15) { ((try? bucket.keys(in: "cut")) ?? []).count == 1 }, board.logText())
+        XCTAssertTrue(waitUntil(15) { ((try? bucket.keys(in: "cut")) ?? []).count == 1 }, board.logText())
         XCTAssertEqual(try board.kioskcam(["start"]).status, 0)
         XCTAssertNil(board.waitUntilRecorded(3), board.logText())
         board.signal(SIGKILL)
@@ -284,7 +278,7 @@ final class FleetDaemonTests: XCTestCase {
                        "the recording was still in .incoming")
 
         board = try KioskcamDaemon(root: root, sections: sections)
-        XCTAssertTrue(waitFor(20) { ((try? bucket.keys(in: "cut")) ?? []).count == 2 }, board.logText())
+        XCTAssertTrue(waitUntil(20) { ((try? bucket.keys(in: "cut")) ?? []).count == 2 }, board.logText())
         let keys = try bucket.keys(in: "cut")
         let videos = ((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video")) ?? []).filter { $0.hasSuffix(".mp4") }
         XCTAssertEqual(videos.count, 1, "salvaged into the library")
@@ -293,7 +287,7 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertEqual(copy, try Data(contentsOf: URL(fileURLWithPath: board.media + "/video/" + (videos.first ?? ""))))
         XCTAssertTrue(board.logText().contains("were not queued"), "the catch-up says what it did")
         // Once the queue is empty, whatever the catch-up queued has been copied.
-        XCTAssertTrue(waitFor(30) { (board.status()["upload_queued_files"] as? Int) == 0 },
+        XCTAssertTrue(waitUntil(30) { (board.status()["upload_queued_files"] as? Int) == 0 },
                       "waited for upload_queued_files 0: \(board.status())")
         XCTAssertEqual(try bucket.keys(in: "cut").count, 2, "the still, marked uploaded before the cut, is not copied twice")
         XCTAssertEqual(board.terminate(), 0)
@@ -312,7 +306,7 @@ final class FleetDaemonTests: XCTestCase {
             post_seconds = 1
             """)
         let base = "kioskcam/\(board.deviceID)"
-        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" })
+        XCTAssertTrue(waitUntil(10) { (try? self.retained(broker, base + "/availability")) == "online" })
         let sensor = try XCTUnwrap(json(try retained(broker, "homeassistant/binary_sensor/kioskcam_\(board.deviceID)/motion/config")))
         XCTAssertEqual(sensor["device_class"] as? String, "motion")
 
@@ -329,11 +323,11 @@ final class FleetDaemonTests: XCTestCase {
         FileManager.default.createFile(atPath: received, contents: nil)
         subscriber.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: received))
         try subscriber.run()
-        XCTAssertTrue(waitFor(30) { ((try? String(contentsOfFile: received, encoding: .utf8)) ?? "").contains("subscribed") },
+        XCTAssertTrue(waitUntil(30) { ((try? String(contentsOfFile: received, encoding: .utf8)) ?? "").contains("subscribed") },
                       "waited for mosquitto_sub to subscribe (the retained message on \(subscribed))")
         XCTAssertEqual(try board.kioskcam(["event", "start"]).status, 0)
         // A manual event is an event clip, not motion: "Motion" follows the detector alone.
-        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["event_in_progress"] as? Bool == true }, board.logText())
+        XCTAssertTrue(waitUntil(10) { self.json(try? self.retained(broker, base + "/state"))?["event_in_progress"] as? Bool == true }, board.logText())
         XCTAssertEqual(json(try retained(broker, base + "/state"))?["motion"] as? Bool, false)
         Thread.sleep(forTimeInterval: 1)   // the scenario: an event that lasts a second (its clip is being written: event_in_progress)
         XCTAssertEqual(try board.kioskcam(["event", "stop"]).status, 0)
@@ -342,7 +336,7 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertEqual(messages.map { $0["type"] as? String }, ["new", "end"], "\(messages)")
         XCTAssertEqual(Set(messages.compactMap { $0["id"] as? String }).count, 1, "one event")
         XCTAssertTrue((messages.last?["clip"] as? String)?.hasSuffix("-manual.mp4") == true, "\(messages.last ?? [:])")
-        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["event_in_progress"] as? Bool == false })
+        XCTAssertTrue(waitUntil(10) { self.json(try? self.retained(broker, base + "/state"))?["event_in_progress"] as? Bool == false })
         let state = try XCTUnwrap(json(try retained(broker, base + "/state")))
         XCTAssertEqual(state["events_today"] as? Int, 1)
         XCTAssertNotNil(state["last_event"] as? String)
@@ -370,7 +364,7 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertGreaterThan(size, 60_000, "long enough to cut at 160 kbit/s (20 kB/s)")
         // Mid-upload: the daemon has a connection to the server open (moto's end of it is
         // established), the queue says it is sending, nothing has arrived.
-        XCTAssertTrue(waitFor(30) { socketStates(localPort: port).contains("01") },
+        XCTAssertTrue(waitUntil(30) { socketStates(localPort: port).contains("01") },
                       "waited for the upload's connection to the S3 server: \(board.status()) \(board.logText().suffix(1500))")
         XCTAssertEqual(board.status()["upload_queued_files"] as? Int, 1, "\(board.status())")
         XCTAssertEqual(try server.keys(in: "cut"), [], "not arrived yet")
@@ -382,10 +376,10 @@ final class FleetDaemonTests: XCTestCase {
         try server.createBucket("cut")
         board = try KioskcamDaemon(root: root, sections: sections)
         let key = "boards/\(board.deviceID)/video/\(video)"
-        XCTAssertTrue(waitFor(Double(size) / 20_000 + 20) { ((try? server.keys(in: "cut")) ?? []) == [key] },
+        XCTAssertTrue(waitUntil(Double(size) / 20_000 + 20) { ((try? server.keys(in: "cut")) ?? []) == [key] },
                       "\((try? server.keys(in: "cut")) ?? []) \(board.logText().suffix(1500))")
         XCTAssertEqual(try server.object("cut", key), try Data(contentsOf: URL(fileURLWithPath: board.media + "/video/" + video)))
-        XCTAssertTrue(waitFor(5) { (board.status()["upload_queued_files"] as? Int) == 0 })
+        XCTAssertTrue(waitUntil(5) { (board.status()["upload_queued_files"] as? Int) == 0 })
         XCTAssertEqual(board.terminate(), 0)
     }
 
@@ -409,19 +403,19 @@ final class FleetDaemonTests: XCTestCase {
         }
         let good = try board("good", password: folder.path + "/mqtt-password", ca: security.caFile)
         let base = "kioskcam/\(good.deviceID)"
-        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" }, good.logText())
+        XCTAssertTrue(waitUntil(10) { (try? self.retained(broker, base + "/availability")) == "online" }, good.logText())
         try broker.publish(base + "/set/record", "ON")
-        XCTAssertTrue(waitFor(10) { good.status()["state"] as? String == "recording" }, good.logText())
+        XCTAssertTrue(waitUntil(10) { good.status()["state"] as? String == "recording" }, good.logText())
 
         let refused = try board("refused", password: folder.path + "/wrong-password", ca: security.caFile)
-        XCTAssertTrue(waitFor(10) { (refused.status()["mqtt"] as? String)?.contains("not authori") == true }, "\(refused.status())")
+        XCTAssertTrue(waitUntil(10) { (refused.status()["mqtt"] as? String)?.contains("not authori") == true }, "\(refused.status())")
         XCTAssertTrue(refused.logText().contains("check mqtt.username"), refused.logText())
         let untrusted = try board("untrusted", password: folder.path + "/mqtt-password", ca: other.caFile)
-        XCTAssertTrue(waitFor(10) { (untrusted.status()["mqtt"] as? String)?.hasPrefix("not connected") == true }, "\(untrusted.status())")
+        XCTAssertTrue(waitUntil(10) { (untrusted.status()["mqtt"] as? String)?.hasPrefix("not connected") == true }, "\(untrusted.status())")
         XCTAssertTrue(untrusted.logText().contains("mqtt.ca_file"), untrusted.logText())
         for board in [refused, untrusted] {
             XCTAssertEqual(try board.kioskcam(["start"]).status, 0, "records without its broker")
-            XCTAssertTrue(waitFor(10) { board.status()["state"] as? String == "recording" })
+            XCTAssertTrue(waitUntil(10) { board.status()["state"] as? String == "recording" })
         }
         XCTAssertEqual(try retained(broker, "kioskcam/\(refused.deviceID)/availability"), nil, "never got in")
     }
@@ -440,30 +434,30 @@ final class FleetDaemonTests: XCTestCase {
             url = "\(broker.url)"
             """)
         let base = "kioskcam/\(board.deviceID)"
-        XCTAssertTrue(waitFor(10) { (try? self.retained(broker, base + "/availability")) == "online" })
+        XCTAssertTrue(waitUntil(10) { (try? self.retained(broker, base + "/availability")) == "online" })
         let streamSwitch = try XCTUnwrap(json(try retained(broker, "homeassistant/switch/kioskcam_\(board.deviceID)/stream/config")))
         XCTAssertEqual(streamSwitch["command_topic"] as? String, base + "/set/stream")
-        XCTAssertTrue(waitFor(15) { FileManager.default.fileExists(atPath: playlist) }, board.logText())
-        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == true })
+        XCTAssertTrue(waitUntil(15) { FileManager.default.fileExists(atPath: playlist) }, board.logText())
+        XCTAssertTrue(waitUntil(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == true })
         // Status and metrics show the stream.
-        XCTAssertTrue(waitFor(10) { (board.status()["stream_bytes"] as? Int ?? 0) > 0 }, "\(board.status())")
+        XCTAssertTrue(waitUntil(10) { (board.status()["stream_bytes"] as? Int ?? 0) > 0 }, "\(board.status())")
         XCTAssertEqual(board.status()["stream_state"] as? String, "live")
         XCTAssertEqual(board.status()["stream_destination"] as? String, playlist)
         XCTAssertTrue(try board.kioskcam(["status"]).stdout.contains("stream:       live to \(playlist)"))
-        XCTAssertTrue(waitFor(5) {
+        XCTAssertTrue(waitUntil(5) {
             ((try? String(contentsOfFile: folder.path + "/board/metrics/kioskcam.prom", encoding: .utf8)) ?? "").contains("kioskcam_stream_up 1")
         })
 
         try broker.publish(base + "/set/stream", "OFF")
-        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == false }, board.logText())
+        XCTAssertTrue(waitUntil(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == false }, board.logText())
         XCTAssertTrue(board.logText().contains("live stream stopped by set/stream"))
         let stopped = try String(contentsOfFile: playlist, encoding: .utf8)
         Thread.sleep(forTimeInterval: 3)   // the scenario: longer than a segment, with the stream off
         XCTAssertEqual(try String(contentsOfFile: playlist, encoding: .utf8), stopped, "no new segments while off")
 
         try broker.publish(base + "/set/stream", "ON")
-        XCTAssertTrue(waitFor(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == true }, board.logText())
-        XCTAssertTrue(waitFor(15) { (try? String(contentsOfFile: playlist, encoding: .utf8)) != stopped }, "segments again")
+        XCTAssertTrue(waitUntil(10) { self.json(try? self.retained(broker, base + "/state"))?["streaming"] as? Bool == true }, board.logText())
+        XCTAssertTrue(waitUntil(15) { (try? String(contentsOfFile: playlist, encoding: .utf8)) != stopped }, "segments again")
         XCTAssertEqual(board.terminate(), 0)
     }
 }
