@@ -183,6 +183,14 @@ final class EventClipTests: XCTestCase {
         XCTAssertTrue((870...900).contains(first), "the one clip begins a second before the crossing (frame 900): \(first)")
     }
 
+    /// Waits until the daemon's pre-event ring holds the 1 s `pre_seconds` asks for (status'
+    /// `pre_event_seconds`), so that a clip started now can begin a second earlier.
+    private func assertRingHoldsASecond(_ daemon: Daemon, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(waitUntil(30) { (kioskcamStatus(config: daemon.config)["pre_event_seconds"] as? NSNumber)?.doubleValue ?? 0 >= 1 },
+                      "waited for the pre-event ring to hold pre_seconds (pre_event_seconds >= 1): \(kioskcamStatus(config: daemon.config))",
+                      file: file, line: line)
+    }
+
     /// The manual trigger through the socket and the CLI: `kioskcam event start|stop` on
     /// the built-in camera (motion off: the test pattern moves), and the message a daemon
     /// in continuous mode gives instead.
@@ -213,8 +221,7 @@ final class EventClipTests: XCTestCase {
 
         let daemon = try startDaemon(root: folder.path, name: "both", camera: builtIn, sections: sections("both"))
         defer { daemon.reap() }
-        XCTAssertTrue(waitUntil(30) { (kioskcamStatus(config: daemon.config)["pre_event_seconds"] as? NSNumber)?.doubleValue ?? 0 >= 1 },
-                      "waited for the pre-event ring to hold pre_seconds (pre_event_seconds >= 1): \(kioskcamStatus(config: daemon.config))")
+        assertRingHoldsASecond(daemon)
         let started = try daemon.kioskcam(["event", "start"])
         let startAnswered = Date()
         XCTAssertEqual(started.status, 0, started.stderr)
@@ -268,8 +275,7 @@ final class EventClipTests: XCTestCase {
             motion = false
             """)
         defer { daemon.reap() }
-        XCTAssertTrue(waitUntil(30) { (kioskcamStatus(config: daemon.config)["pre_event_seconds"] as? NSNumber)?.doubleValue ?? 0 >= 1 },
-                      "waited for the pre-event ring to hold pre_seconds (pre_event_seconds >= 1): \(kioskcamStatus(config: daemon.config))")
+        assertRingHoldsASecond(daemon)
         let started = try daemon.kioskcam(["event", "start"])
         XCTAssertEqual(started.status, 0, started.stderr)
         Thread.sleep(forTimeInterval: 3)
