@@ -107,13 +107,34 @@ public final class ReadAll: @unchecked Sendable {
     }
 }
 
-/// A fresh folder under /tmp, removed when the test ends.
+/// A fresh folder under /tmp, removed when it is released and, at the latest, when the
+/// test process exits: XCTest on Linux keeps every test case, and the folder its `setUp`
+/// made, until the end, so release alone left some two hundred folders a run in /tmp.
 public final class TemporaryDirectory {
     public let path: String
 
     public init(_ label: String = "kioskcam-test") {
         path = NSTemporaryDirectory() + "\(label)-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        TemporaryDirectory.removeAtExit(path)
+    }
+
+    private static let madeLock = NSLock()
+    nonisolated(unsafe) private static var made: [String] = []
+    private static let exitHandler: Void = {
+        atexit {
+            TemporaryDirectory.madeLock.lock()
+            let paths = TemporaryDirectory.made
+            TemporaryDirectory.madeLock.unlock()
+            for path in paths { try? FileManager.default.removeItem(atPath: path) }
+        }
+    }()
+
+    private static func removeAtExit(_ path: String) {
+        _ = exitHandler
+        madeLock.lock()
+        made.append(path)
+        madeLock.unlock()
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
