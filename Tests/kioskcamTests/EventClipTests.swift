@@ -25,10 +25,19 @@ final class EventClipTests: XCTestCase {
             try Tool.run(Package.kioskcamBinary, arguments + ["--config", config], allowFailure: true)
         }
 
-        /// Waits until the log says `text`, up to `seconds`.
+        /// Waits until the log says `text` (or the daemon has exited), up to `seconds`.
         func waitForLog(_ text: String, seconds: Double) {
-            let deadline = Date(timeIntervalSinceNow: seconds)
-            while !logText().contains(text) && Date() < deadline && process.isRunning { Thread.sleep(forTimeInterval: 0.05) }
+            _ = waitUntil(seconds, interval: 0.05) { logText().contains(text) || !process.isRunning }
+        }
+
+        /// The seconds of video the clip being written holds on disk (the last video
+        /// packet's time in the `.part` under `.incoming`, read by ffprobe), or nil.
+        func incomingClipSeconds() -> Double? {
+            let incoming = media + "/.incoming"
+            guard let part = (try? FileManager.default.contentsOfDirectory(atPath: incoming))?.first(where: { $0.hasSuffix(".part") }),
+                  let packets = try? Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time",
+                                                           "-of", "csv=p=0", incoming + "/" + part], allowFailure: true) else { return nil }
+            return packets.stdout.split(separator: "\n").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
         }
 
         func signal(_ number: Int32) { kill(process.processIdentifier, number) }
@@ -120,7 +129,6 @@ final class EventClipTests: XCTestCase {
         defer { daemon.reap() }
         // The scene lasts 12 s; the clip ends ~2.3 s after the box leaves (at 6 s).
         daemon.waitForLog("ended: video/", seconds: 30)
-        Thread.sleep(forTimeInterval: 1)
         daemon.signal(SIGTERM)
         daemon.process.waitUntilExit()
         XCTAssertEqual(daemon.process.terminationStatus, 0, daemon.logText())
@@ -278,7 +286,10 @@ final class EventClipTests: XCTestCase {
         assertRingHoldsASecond(daemon)
         let started = try daemon.kioskcam(["event", "start"])
         XCTAssertEqual(started.status, 0, started.stderr)
-        Thread.sleep(forTimeInterval: 3)
+        // Cut once the clip holds 3.5 s on disk (1 s before the trigger), as a loaded
+        // machine writes it, not after 3 s of wall time.
+        XCTAssertTrue(waitUntil(60, interval: 0.2) { (daemon.incomingClipSeconds() ?? 0) >= 3.5 },
+                      "the clip being written reached 3.5 s on disk: \(daemon.incomingClipSeconds() ?? -1) s; \(daemon.logText())")
         daemon.signal(SIGKILL)
         daemon.process.waitUntilExit()
         let parts = folder.files().filter { $0.contains(".incoming/") && $0.hasSuffix("+manual.mp4.part") }
@@ -289,8 +300,8 @@ final class EventClipTests: XCTestCase {
         let clips = folder.files().filter { $0.hasPrefix("media-cut/video/") && $0.hasSuffix("-manual.mp4") }
         XCTAssertEqual(clips.count, 1, "salvaged under its label: \(folder.files())")
         let probe = try FFprobe.probe(folder.path + "/" + (clips.first ?? ""))
-        // 1 s before the trigger and ~3 s after it, less what the last sync had not written.
-        XCTAssertGreaterThan(probe.format.durationSeconds, 2.5)
+        // It held 3.5 s on disk when it was cut: all of it comes back (a frame's rounding aside).
+        XCTAssertGreaterThan(probe.format.durationSeconds, 3.4)
     }
 
     /// What must not fire, and what must join, in one 24 s scene: the lights going up
