@@ -51,15 +51,6 @@ final class MediaViewHILTests: XCTestCase {
         return value
     }
 
-    private func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        return condition()
-    }
-
     private func centre(_ rect: ScreenRect) -> ScreenPoint { ScreenPoint(x: rect.x + rect.width / 2, y: rect.y + rect.height / 2) }
 
     /// Presses and lifts; returns when the lift was written (CLOCK_MONOTONIC, read just
@@ -234,7 +225,7 @@ final class MediaViewHILTests: XCTestCase {
         var daemonRunning = true
         defer { if daemonRunning { kill(daemon, SIGKILL); reap(daemon) } }
         func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        guard waitFor(120, { logText().contains("kioskcam is running") }) else {
+        guard waitUntil(120, { logText().contains("kioskcam is running") }) else {
             return XCTFail("kioskcam run did not start: \(logText().suffix(1500))")
         }
         note("running")
@@ -243,7 +234,7 @@ final class MediaViewHILTests: XCTestCase {
         let live = ScreenLayout(size: screen)
         let media = MediaViewLayout(size: screen)
         try tap(touch, live.libraryButton)
-        XCTAssertTrue(waitFor(20) { logText().contains("screen: media") }, "a tap on Library opens the media view")
+        XCTAssertTrue(waitUntil(20) { logText().contains("screen: media") }, "a tap on Library opens the media view")
         Thread.sleep(forTimeInterval: 1)
         let days = try screenshot(work, config: config, "m1-days")
         let header = pixel(days, screen.width / 2, 4)
@@ -252,7 +243,7 @@ final class MediaViewHILTests: XCTestCase {
 
         // The day: its grid, with the thumbnail made (the first picture: the white flash).
         try tap(touch, media.dayRows[0])
-        XCTAssertTrue(waitFor(60) { FileManager.default.fileExists(atPath: day + "/.thumbs/101500.mp4.png") }, "the thumbnail is stored")
+        XCTAssertTrue(waitUntil(60) { FileManager.default.fileExists(atPath: day + "/.thumbs/101500.mp4.png") }, "the thumbnail is stored")
         Thread.sleep(forTimeInterval: 1.5)
         let grid = try screenshot(work, config: config, "m2-day")
         let cell = media.cells[0]
@@ -278,7 +269,7 @@ final class MediaViewHILTests: XCTestCase {
         sampler.start()
         Thread.sleep(forTimeInterval: 1)
         let tapped = try tap(touch, cell)
-        XCTAssertTrue(waitFor(30) { logText().contains("media: first picture") }, "the first picture is drawn: \(logText().suffix(800))")
+        XCTAssertTrue(waitUntil(30) { logText().contains("media: first picture") }, "the first picture is drawn: \(logText().suffix(800))")
         // The 5 s recording after its start, then a second more of silence.
         while SystemClock().now().seconds(since: tapped) < 7 { Thread.sleep(forTimeInterval: 0.1) }
         microphone.stop()
@@ -302,7 +293,7 @@ final class MediaViewHILTests: XCTestCase {
         try tap(touch, media.backButton)
         Thread.sleep(forTimeInterval: 0.5)
         try tap(touch, media.backButton)
-        XCTAssertTrue(waitFor(20) { logText().components(separatedBy: "screen: live").count >= 2 }, "back to the live screen")
+        XCTAssertTrue(waitUntil(20) { logText().components(separatedBy: "screen: live").count >= 2 }, "back to the live screen")
         XCTAssertTrue(logText().contains("media: stopped"), "the player stopped")
         // The player's own figure (the card's played frames when each picture was out),
         // printed beside the outside measure for comparison; the bound is checked there.
