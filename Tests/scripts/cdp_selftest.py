@@ -230,7 +230,8 @@ def main():
                 state = page.evaluate("mse.state")
                 assert state == "playing", f"MSE state {state!r}, errors {page.errors}"
                 t1 = page.evaluate("document.getElementById('v').currentTime")
-                page.wait_for(f"document.getElementById('v').currentTime > {t1} + 1.0", timeout=8,
+                # A deadline, not a speed: a loaded machine decodes 720p slower than real time.
+                page.wait_for(f"document.getElementById('v').currentTime > {t1} + 1.0", timeout=20,
                               message="currentTime to advance by 1 s")
                 got = page.evaluate("(() => { const v = document.getElementById('v'); return "
                                     "{w: v.videoWidth, h: v.videoHeight, t: v.currentTime, "
