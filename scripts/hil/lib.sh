@@ -217,6 +217,25 @@ _hil_xctest_lines() {
     [[ -z $test ]] || hil_fail "$name: $test" "started and never finished (crashed or killed); see the log"
 }
 
+# hil_need_kioskcam PATH: PATH is an executable, or the scenario ends here (a FAIL and
+# the summary): the guest runs the host's build and has none of its own.
+hil_need_kioskcam() {
+    [[ -x $1 ]] && return 0
+    hil_fail "kioskcam binary" "$1 missing: run swift build first"
+    hil_summary
+    exit 1
+}
+
+# hil_vivid: vivid with one capture node, /dev/video0 there within 10 s (PASS or FAIL).
+hil_vivid() {
+    if hil_modprobe vivid n_devs=1 node_types=0x1 && hil_wait_for 10 test -c /dev/video0; then
+        hil_pass "vivid: /dev/video0"
+    else
+        hil_fail "vivid: /dev/video0" "modprobe vivid failed"
+        return 1
+    fi
+}
+
 # Prints "N passed, N failed" alone on a line; returns non-zero if anything failed
 # (or nothing was checked at all).
 hil_summary() {

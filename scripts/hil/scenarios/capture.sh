@@ -20,18 +20,10 @@ mkdir -p "$WORK"
 printf '[encoder]\npreset = "ultrafast"\n[microphone]\nsample_rate = 48000\nchannels = 1\n' >"$WORK/kioskcam.toml"
 export HOME=$WORK   # nothing of the host's home is writable here
 
-if [[ ! -x $KIOSKCAM ]]; then
-    hil_fail "kioskcam binary" "$KIOSKCAM missing: run swift build first"
-    hil_summary
-    exit 1
-fi
+hil_need_kioskcam "$KIOSKCAM"
 
 # --- devices ----------------------------------------------------------------------------
-if hil_modprobe vivid n_devs=1 node_types=0x1 && hil_wait_for 10 test -c /dev/video0; then
-    hil_pass "vivid: /dev/video0"
-else
-    hil_fail "vivid: /dev/video0" "modprobe vivid failed"
-fi
+hil_vivid
 if hil_modprobe snd-aloop && hil_wait_for 10 grep -q Loopback /proc/asound/cards; then
     hil_pass "snd-aloop: Loopback card"
 else

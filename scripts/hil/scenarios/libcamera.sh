@@ -18,11 +18,7 @@ mkdir -p "$WORK"
 printf '[encoder]\npreset = "ultrafast"\n' >"$WORK/kioskcam.toml"
 export HOME=$WORK   # nothing of the host's home is writable here
 
-if [[ ! -x $KIOSKCAM ]]; then
-    hil_fail "kioskcam binary" "$KIOSKCAM missing: run swift build first"
-    hil_summary
-    exit 1
-fi
+hil_need_kioskcam "$KIOSKCAM"
 
 # --- devices ----------------------------------------------------------------------------
 # modprobe loads vimc's dependencies (mc, videodev, videobuf2-*, v4l2-tpg) from the guest
