@@ -136,11 +136,14 @@ final class RTSPDaemonTests: XCTestCase {
         let gst = try requiredProgram("gst-launch-1.0", package: "gstreamer1.0-tools")
         for transport in ["tcp", "udp"] {
             let file = folder.path + "/gst-\(transport).mp4"
-            // SIGINT after 5 s: -e turns it into an end of stream, so mp4mux finishes the file.
-            let output = try Tool.run("/usr/bin/timeout", ["-s", "INT", "5", gst, "-q", "-e",
+            // 100 pictures, then an end of stream (identity eos-after), so mp4mux finishes the
+            // file: pictures counted, not 5 s of wall time, which a loaded CI once spent before
+            // the first UDP picture came (0 pictures, run 10 of 2026-11-29). SIGINT after 60 s
+            // is only the safety net (-e turns it into an end of stream too).
+            let output = try Tool.run("/usr/bin/timeout", ["-s", "INT", "60", gst, "-q", "-e",
                                                            "rtspsrc", "location=\(server.url(user: nil))", "user-id=alice",
                                                            "user-pw=\(password)", "protocols=\(transport)", "latency=200", "buffer-mode=none",
-                                                           "!", "rtph264depay", "!", "h264parse", "!", "mp4mux", "!",
+                                                           "!", "rtph264depay", "!", "h264parse", "!", "identity", "eos-after=100", "!", "mp4mux", "!",
                                                            "filesink", "location=\(file)"], allowFailure: true)
             XCTAssertTrue(FileManager.default.fileExists(atPath: file), "\(transport): \(output.stderr)")
             try assertWhole(file, seconds: 3, audio: false, "gstreamer \(transport)")
