@@ -624,16 +624,16 @@ final class ApplianceHILTests: XCTestCase {
         check(seconds >= least - 0.5,
               "\(file) lasts pre_seconds + the time the trigger was on + post_seconds: \(String(format: "%.2f", seconds)) s ≥ \(String(format: "%.1f", least)) s",
               "the trigger was on for at least \(String(format: "%.1f", leastOn)) s")
+        // The clip's video packets, read once: its keyframes here, its frame gaps below.
+        let packets = try FFprobe.packets(path)
+        // The event log's clip_start…end, when the end line came.
+        let span = run.ended.flatMap { end in end.end.map { $0 - end.clipStart } }
         // … and the event log's clip_start…end, plus at most the clip's first GOP: a clip
         // begins at the keyframe at or before clip_start. keyframe_interval counts frames,
         // so a guest that delivers fewer than 15 a second stretches a GOP past 2 s (CI,
         // 2026-11-29: 15.2 s for a span of 8.0 s, the first keyframe the ring's first frame).
-        if let end = run.ended, let endTime = end.end {
-            let span = endTime - end.clipStart
-            let keyframes = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags",
-                                                     "-of", "csv=p=0", path])
-                .stdout.split(whereSeparator: \.isNewline).filter { $0.contains("K") }
-                .compactMap { Double($0.split(separator: ",")[0]) }.sorted()
+        if let span {
+            let keyframes = packets.filter(\.isKeyframe).map(\.time)
             let firstGOP = keyframes.count > 1 ? keyframes[1] - keyframes[0] : seconds
             check(seconds >= span - 0.5 && seconds <= span + firstGOP + 1,
                   "\(file) spans the event log's clip_start…end (\(String(format: "%.2f", span)) s, the keyframe before included)",
@@ -661,14 +661,12 @@ final class ApplianceHILTests: XCTestCase {
         // first run of this check found 22 s). Gaps are printed against a 1 s target and fail
         // over 3 s: the TCG guest alone on the machine still left 1.6 s once (CI, 2026-11-28)
         // with the daemon right, and a starved encoder shows as far more.
-        let times = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time",
-                                             "-of", "csv=p=0", path])
-            .stdout.split(whereSeparator: \.isNewline).compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.sorted()
+        let times = packets.map(\.time)
         // At least half of 15 fps from clip_start to the end (the event log's span, the
         // clip's last seconds): what came before is the GOP the clip began with, from a
         // ring that may reach back to the daemon's busy start (the check counted it, CI
         // 2026-11-29: 93 frames in 15.2 s, of which 7 s before clip_start).
-        let window = run.ended.flatMap { end in end.end.map { $0 - end.clipStart } } ?? seconds
+        let window = span ?? seconds
         let inWindow = times.filter { $0 >= (times.last ?? 0) - window }.count
         check(inWindow >= Int(window * 15 / 2), "\(file): its frames decode, at least half of 15 fps from clip_start on",
               "\(inWindow) frames in the last \(String(format: "%.2f", window)) s; \(times.count) in all \(String(format: "%.2f", seconds)) s")

@@ -42,6 +42,25 @@ public enum FFprobe {
         let output = try Tool.run("ffprobe", arguments + [path])
         return try JSONDecoder().decode(ProbeResult.self, from: Data(output.stdout.utf8))
     }
+
+    /// One stored packet: its presentation time (seconds) and whether it is a keyframe.
+    public struct Packet: Equatable {
+        public var time: Double
+        public var isKeyframe: Bool
+    }
+
+    /// The packets of `stream` ("v", "a", "v:0") in `path`, sorted by time: one ffprobe
+    /// read for frame gaps, keyframe times and how far a growing `.part` has got.
+    /// - Throws: `ToolError` when ffprobe fails (unless `allowFailure`, which reads what it printed).
+    public static func packets(_ path: String, stream: String = "v", allowFailure: Bool = false) throws -> [Packet] {
+        let output = try Tool.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=pts_time,flags",
+                                              "-of", "csv=p=0", path], allowFailure: allowFailure)
+        return output.stdout.split(whereSeparator: \.isNewline).compactMap { line -> Packet? in
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard let time = fields.first.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }) else { return nil }
+            return Packet(time: time, isKeyframe: fields.count > 1 && fields[1].contains("K"))
+        }.sorted { $0.time < $1.time }
+    }
 }
 
 /// A failed external command, with what it printed.

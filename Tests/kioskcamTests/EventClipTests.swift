@@ -34,10 +34,8 @@ final class EventClipTests: XCTestCase {
         /// packet's time in the `.part` under `.incoming`, read by ffprobe), or nil.
         func incomingClipSeconds() -> Double? {
             let incoming = media + "/.incoming"
-            guard let part = (try? FileManager.default.contentsOfDirectory(atPath: incoming))?.first(where: { $0.hasSuffix(".part") }),
-                  let packets = try? Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time",
-                                                           "-of", "csv=p=0", incoming + "/" + part], allowFailure: true) else { return nil }
-            return packets.stdout.split(separator: "\n").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard let part = (try? FileManager.default.contentsOfDirectory(atPath: incoming))?.first(where: { $0.hasSuffix(".part") }) else { return nil }
+            return (try? FFprobe.packets(incoming + "/" + part, stream: "v:0", allowFailure: true))?.last?.time
         }
 
         func signal(_ number: Int32) { kill(process.processIdentifier, number) }

@@ -68,9 +68,7 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("lies between keyframes"), result.stderr)
         // It names the keyframe before 1.5 s as the file has it: frame 30, at 1 s as the
         // test pattern paced it (0.99 s when a loaded machine paced it a frame's jitter early).
-        let keyframes = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags",
-                                                 "-of", "csv=p=0", recordings.video]).stdout
-            .split(separator: "\n").filter { $0.contains("K") }.compactMap { Double($0.split(separator: ",")[0]) }
+        let keyframes = try FFprobe.packets(recordings.video).filter(\.isKeyframe).map(\.time)
         let before = try XCTUnwrap(keyframes.last { $0 <= 1.5 }, "keyframes: \(keyframes)")
         XCTAssertEqual(before, 1, accuracy: 1.0 / 30, "keyframes: \(keyframes)")
         let named = result.stderr.range(of: #"at the keyframe at [0-9.]+ s"#, options: .regularExpression)
