@@ -401,6 +401,120 @@ public final class MotoServer {
     }
 }
 
+/// An HTTP server that takes a request's headers and the first `bodyLimit` bytes of its
+/// body, then stops reading and never answers: an upload caught midway by construction,
+/// however loaded the machine (watching a throttled upload's socket races a small file).
+/// Its receive buffer is kept small, so the client's writes block rather than pile up in
+/// the kernel. Connections are taken one at a time and held open until `stop()`.
+public final class StallingHTTPServer: @unchecked Sendable {
+    /// One connection: its request line and how many body bytes were read from it.
+    public struct Request: Sendable {
+        public var line: String
+        public var bodyBytes: Int
+    }
+
+    public let port: Int
+    public let bodyLimit: Int
+    private let listener: Int32
+    private let lock = NSLock()
+    private var requests: [Request] = []
+    private var held: [Int32] = []
+    private var stopped = false
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Listens on `port` (a free one when nil) on 127.0.0.1.
+    public init(port: Int? = nil, bodyLimit: Int = 8_192) throws {
+        self.port = try port ?? freeLoopbackPort()
+        self.bodyLimit = bodyLimit
+        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw ToolError(command: "socket", status: errno, stderr: "no socket") }
+        var one: Int32 = 1
+        var small: Int32 = 4_096
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(self.port).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard bound, listen(listener, 4) == 0 else {
+            let code = errno
+            close(listener)
+            throw ToolError(command: "bind", status: code, stderr: "cannot listen on 127.0.0.1:\(self.port)")
+        }
+        Thread { [self] in serve() }.start()
+    }
+
+    deinit { stop() }
+
+    /// Every connection so far, in the order they came.
+    public var received: [Request] { lock.withLock { requests } }
+
+    /// Closes the listener and every held connection, and waits for the accepting thread.
+    public func stop() {
+        let wasStopped = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !wasStopped else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        done.wait()
+        close(listener)
+        lock.withLock { held.forEach { close($0) }; held = [] }
+    }
+
+    private func serve() {
+        defer { done.signal() }
+        while true {
+            let connection = accept(listener, nil, nil)
+            if connection < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            let isStopped = lock.withLock { () -> Bool in
+                held.append(connection)
+                return stopped
+            }
+            if isStopped { return }
+            take(connection)
+        }
+    }
+
+    /// Reads the headers and up to `bodyLimit` body bytes, recording progress as it goes.
+    private func take(_ connection: Int32) {
+        var bytes: [UInt8] = []
+        var headerEnd: Int?
+        var chunk = [UInt8](repeating: 0, count: 1_024)
+        let index = lock.withLock { () -> Int in
+            requests.append(Request(line: "", bodyBytes: 0))
+            return requests.count - 1
+        }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        while headerEnd.map({ bytes.count - $0 < bodyLimit }) ?? true {
+            let wanted = headerEnd.map { min(chunk.count, bodyLimit - (bytes.count - $0)) } ?? chunk.count
+            let count = Glibc.read(connection, &chunk, wanted)
+            if count < 0 && (errno == EAGAIN || errno == EINTR) {
+                if lock.withLock({ stopped }) { return }
+                continue
+            }
+            guard count > 0 else { return }
+            bytes += chunk[0..<count]
+            if headerEnd == nil, let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) {
+                headerEnd = end.upperBound
+                let line = String(decoding: bytes[..<(bytes.firstRange(of: Array("\r\n".utf8))?.lowerBound ?? 0)], as: UTF8.self)
+                lock.withLock { requests[index].line = line }
+            }
+            if let headerEnd {
+                let body = bytes.count - headerEnd
+                lock.withLock { requests[index].bodyBytes = body }
+            }
+        }
+    }
+}
+
 /// A real RTMP server: Debian's nginx with libnginx-mod-rtmp, run as a user process on a
 /// free loopback port with its own prefix and configuration in `folder` (`daemon off`, no
 /// root paths). It records every stream published to `rtmp://127.0.0.1:PORT/live/NAME`

@@ -346,13 +346,22 @@ final class FleetDaemonTests: XCTestCase {
         XCTAssertLessThan(abs(at.timeIntervalSinceNow), 30, lastEvent)
     }
 
-    /// The bucket's server cut in the middle of an upload, the daemon killed, both back:
-    /// the file arrives whole, once.
+    /// An upload cut midway (the bucket's server stalls after part of the body, the
+    /// daemon is killed), then a real server and the daemon back: the file arrives whole.
     func testAnUploadCutMidwayCompletesAfterTheServerAndTheDaemonComeBack() throws {
         let folder = TemporaryDirectory()
-        var server = try MotoServer()
-        let port = server.port
-        let sections = try uploadSection(to: server, bucket: "cut", prefix: "boards", in: folder) + "\nmax_kbps = 160\n"
+        // First the board's S3 endpoint is a server that reads part of the body and
+        // stalls: the upload is midway by construction, however loaded the machine.
+        let stalling = try StallingHTTPServer(bodyLimit: 8_192)
+        let port = stalling.port
+        try "secret\n".write(toFile: folder.path + "/s3-secret", atomically: true, encoding: .utf8)
+        let sections = """
+            [upload]
+            url = "s3://cut/boards"
+            endpoint = "http://127.0.0.1:\(port)"
+            access_key_id = "kioskcam"
+            secret_access_key_file = "\(folder.path)/s3-secret"
+            """
         let root = folder.path + "/board"
         var board = try KioskcamDaemon(root: root, sections: sections)
         XCTAssertEqual(try board.kioskcam(["start"]).status, 0)
@@ -361,22 +370,22 @@ final class FleetDaemonTests: XCTestCase {
         let videos = ((try? FileManager.default.subpathsOfDirectory(atPath: board.media + "/video")) ?? []).filter { $0.hasSuffix(".mp4") }
         let video = try XCTUnwrap(videos.first)
         let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: board.media + "/video/" + video)[.size] as? Int)
-        XCTAssertGreaterThan(size, 60_000, "long enough to cut at 160 kbit/s (20 kB/s)")
-        // Mid-upload: the daemon has a connection to the server open (moto's end of it is
-        // established), the queue says it is sending, nothing has arrived.
-        XCTAssertTrue(waitUntil(30) { socketStates(localPort: port).contains("01") },
-                      "waited for the upload's connection to the S3 server: \(board.status()) \(board.logText().suffix(1500))")
-        XCTAssertEqual(board.status()["upload_queued_files"] as? Int, 1, "\(board.status())")
-        XCTAssertEqual(try server.keys(in: "cut"), [], "not arrived yet")
-        server.stop()
+        XCTAssertGreaterThan(size, 4 * stalling.bodyLimit, "long enough to be cut after the first \(stalling.bodyLimit) bytes")
+        let key = "boards/\(board.deviceID)/video/\(video)"
+        func midway() -> StallingHTTPServer.Request? {
+            stalling.received.first { $0.line.hasPrefix("PUT /cut/boards/") && $0.bodyBytes >= stalling.bodyLimit }
+        }
+        XCTAssertTrue(waitUntil(30) { midway() != nil },
+                      "waited for the upload's first \(stalling.bodyLimit) bytes: \(stalling.received) \(board.status()) \(board.logText().suffix(1500))")
+        XCTAssertEqual(board.status()["upload_queued_files"] as? Int, 1, "the queue still holds the file: \(board.status())")
         board.signal(SIGKILL)
         board.reap()
+        stalling.stop()
 
-        server = try MotoServer(port: port)
+        let server = try MotoServer(port: port)
         try server.createBucket("cut")
         board = try KioskcamDaemon(root: root, sections: sections)
-        let key = "boards/\(board.deviceID)/video/\(video)"
-        XCTAssertTrue(waitUntil(Double(size) / 20_000 + 20) { ((try? server.keys(in: "cut")) ?? []) == [key] },
+        XCTAssertTrue(waitUntil(60) { ((try? server.keys(in: "cut")) ?? []) == [key] },
                       "\((try? server.keys(in: "cut")) ?? []) \(board.logText().suffix(1500))")
         XCTAssertEqual(try server.object("cut", key), try Data(contentsOf: URL(fileURLWithPath: board.media + "/video/" + video)))
         XCTAssertTrue(waitUntil(5) { (board.status()["upload_queued_files"] as? Int) == 0 })
