@@ -3,6 +3,7 @@ import Glibc
 import KioskBroadcast
 import KioskCore
 import KioskMedia
+import KioskSources
 import Logging
 
 /// The daemon's side of the broadcast (the seed's app ↔ extension messages): it starts
@@ -48,7 +49,7 @@ public final class BroadcastLink: Sendable {
     public func start(destinations: [String], duration: Double?, size: FrameSize? = nil) throws(ApplianceError) -> Int32 {
         try state.withLock { state throws(ApplianceError) -> Int32 in
             if let child = state.child, child.isRunning {
-                throw ApplianceError("a broadcast is already running (pid \(child.pid)); stop it first with `kioskcam broadcast-stop`")
+                throw ApplianceError("a broadcast is already running (pid \(child.pid)); stop it first with `kioskcam broadcast stop`")
             }
             var arguments = Array(command.dropFirst()) + ["--source", "screen", "--quiet", "--status-file", statusPath]
             // The child joins the capped cgroup itself and then re-executes, so that everything
@@ -58,7 +59,12 @@ public final class BroadcastLink: Sendable {
             if let duration { arguments += ["--duration", String(format: "%.0fs", duration.rounded(.up))] }
             if let size { arguments += ["--size", size.description] }
             guard let program = command.first else { throw ApplianceError("no kioskcam program to start the broadcast with") }
-            let child = try ChildProcess(program: program, arguments: arguments)
+            let child: ChildProcess
+            do {
+                child = try ChildProcess(program: program, arguments: arguments)
+            } catch {
+                throw ApplianceError("cannot start the broadcast: \(error)")
+            }
             state.child = child
             state.status = nil
             logger.notice("broadcast: started pid \(child.pid) to \(destinations.map { PacketStreamWriter.redacted($0) }.joined(separator: ", "))")
@@ -133,95 +139,4 @@ public final class BroadcastLink: Sendable {
 
     /// Stops a running broadcast when the daemon ends.
     public func shutdown() { _ = stop() }
-}
-
-/// A child process with one owner: started, signalled, waited for (reaped) once.
-///
-/// Spawned and reaped here with `posix_spawn` and `waitpid(WNOHANG)` rather than through
-/// Foundation's `Process`, whose exit monitoring runs on a run-loop thread of its own: in
-/// the guest that thread never saw the broadcast end (its wake-up socket pair could not be
-/// made), so a stopped broadcast stayed "running" and the next start was refused.
-final class ChildProcess: Sendable {
-    let pid: Int32
-    /// The wait status once reaped; nil while it runs.
-    private let exitStatus = Locked<Int32?>(nil)
-
-    init(program: String, arguments: [String]) throws(ApplianceError) {
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer {
-            posix_spawn_file_actions_destroy(&actions)
-            posix_spawnattr_destroy(&attributes)
-        }
-        // No input, the daemon's output for its log, and none of the daemon's other
-        // descriptors (camera, sound card, sockets): the broadcast opens its own.
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        Self.closeFromThree(&actions)
-        // Signals as a fresh process has them: the daemon's blocked or ignored ones
-        // (SIGTERM is taken by its own handler) must not keep the child from stopping.
-        var none = sigset_t()
-        var all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = ([program] + arguments).map { strdup($0) }
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let result = (argv + [nil]).withUnsafeBufferPointer { pointers -> Int32 in
-            guard let base = pointers.baseAddress else { return EINVAL }
-            return posix_spawn(&child, program, &actions, &attributes, base, environ)
-        }
-        guard result == 0 else {
-            throw ApplianceError("cannot start \(program) broadcast: \(String(cString: strerror(result)))")
-        }
-        pid = child
-    }
-
-    /// Adds "close every descriptor from 3 up": glibc ≥ 2.34's
-    /// `posix_spawn_file_actions_addclosefrom_np` (declared only under _GNU_SOURCE, which
-    /// Swift's Glibc module does not set, so looked up by name), else one close per
-    /// descriptor open now.
-    private static func closeFromThree(_ actions: inout posix_spawn_file_actions_t) {
-        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
-            _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
-            return
-        }
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        for name in open {
-            if let fd = Int32(name), fd >= 3 { posix_spawn_file_actions_addclose(&actions, fd) }
-        }
-    }
-
-    var isRunning: Bool {
-        exitStatus.withLock { status in
-            if status != nil { return false }
-            var waitStatus: Int32 = 0
-            let reaped = waitpid(pid, &waitStatus, WNOHANG)
-            if reaped == pid {
-                status = waitStatus
-                return false
-            }
-            // ECHILD: already reaped elsewhere; either way it is gone.
-            if reaped < 0 && errno != EINTR {
-                status = -1
-                return false
-            }
-            return true
-        }
-    }
-
-    func signal(_ number: Int32) { if isRunning { kill(pid, number) } }
-
-    /// Waits until it exits or `timeout` passes; whether it exited.
-    func wait(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        return !isRunning
-    }
 }

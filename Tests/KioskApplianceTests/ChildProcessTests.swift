@@ -1,10 +1,10 @@
 import Foundation
 import Glibc
-@testable import KioskAppliance
+import KioskSources
 import KioskTestSupport
 import XCTest
 
-/// The broadcast's child process, spawned and reaped without Foundation's `Process`: its
+/// A child process (the broadcast, the camera helper), spawned and reaped without Foundation's `Process`: its
 /// end must be seen by polling alone, its signals must be a fresh process's, and none of
 /// the daemon's descriptors may leak into it.
 final class ChildProcessTests: XCTestCase {
