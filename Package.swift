@@ -95,10 +95,11 @@ let package = Package(
             dependencies: ["KioskCore", "KioskWakeUp", "KioskMedia", "CV4L2", .product(name: "SystemPackage", package: "swift-system")]
         ),
         /// Thin Swift over libcamera (through CLibcamera): Raspberry Pi camera modules and
-        /// other cameras whose ISP lives in libcamera, as a `VideoSource`.
+        /// other cameras whose ISP lives in libcamera, as a `VideoSource`, in this process
+        /// or in a camera helper process (KioskSources' CameraHelper).
         .target(
             name: "KioskLibcamera",
-            dependencies: ["KioskCore", "KioskWakeUp", "KioskV4L2", "CLibcamera",
+            dependencies: ["KioskCore", "KioskWakeUp", "KioskV4L2", "KioskSources", "CLibcamera",
                            .product(name: "SystemPackage", package: "swift-system")]
         ),
         /// Thin Swift over alsa-lib: capture with xrun recovery, device listing.
@@ -239,6 +240,7 @@ let package = Package(
         .executableTarget(name: "FuzzRTSP", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzRTSP"),
         .executableTarget(name: "FuzzONVIF", dependencies: ["KioskCore", "KioskSOAP", "FuzzSupport"], path: "Fuzz/FuzzONVIF"),
         .executableTarget(name: "FuzzCgroup", dependencies: ["KioskCore", "FuzzSupport"], path: "Fuzz/FuzzCgroup"),
+        .executableTarget(name: "FuzzCameraHelper", dependencies: ["KioskSources", "FuzzSupport"], path: "Fuzz/FuzzCameraHelper"),
         .executableTarget(name: "FuzzLibraryIndex", dependencies: ["KioskCore", "KioskRecording", "FuzzSupport"],
                           path: "Fuzz/FuzzLibraryIndex"),
         .executableTarget(
@@ -251,7 +253,7 @@ let package = Package(
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskWakeUp", "KioskSOAP"]),
         .testTarget(name: "KioskV4L2Tests", dependencies: ["KioskV4L2", "KioskMedia", "KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskLibcameraTests", dependencies: ["KioskLibcamera", "CLibcamera", "KioskCore"]),
+        .testTarget(name: "KioskLibcameraTests", dependencies: ["KioskLibcamera", "CLibcamera", "KioskCore", "KioskSources", "KioskTestSupport"]),
         .testTarget(name: "KioskALSATests", dependencies: ["KioskALSA", "KioskCore"]),
         .testTarget(name: "KioskMediaTests", dependencies: ["KioskMedia", "KioskCore", "KioskTestSupport"]),
         .testTarget(

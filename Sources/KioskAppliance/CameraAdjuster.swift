@@ -61,9 +61,9 @@ final class CameraAdjuster: Sendable {
         return adjustment
     }
 
-    /// The libcamera camera open now, if the camera is one.
-    private var libcamera: LibcameraCamera? {
-        ((camera as? CameraSupervisor)?.current ?? camera) as? LibcameraCamera
+    /// The libcamera camera open now (in the daemon or in its camera helper), if the camera is one.
+    private var libcamera: LibcameraControlling? {
+        ((camera as? CameraSupervisor)?.current ?? camera) as? LibcameraControlling
     }
 
     /// The camera's V4L2 controls, if it is a V4L2 camera that is open now.
@@ -132,7 +132,7 @@ final class CameraAdjuster: Sendable {
     }
 
     /// One setting on a libcamera camera's controls, for its next frames.
-    static func apply(_ name: CameraSettingName, _ value: CameraSettingValue, to camera: LibcameraCamera) -> CameraSettingReport {
+    static func apply(_ name: CameraSettingName, _ value: CameraSettingValue, to camera: LibcameraControlling) -> CameraSettingReport {
         let setting: Configuration.ControlSetting
         switch value {
         case .automatic: setting = .automatic

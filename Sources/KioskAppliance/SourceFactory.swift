@@ -91,35 +91,39 @@ public enum SourceFactory {
         }
     }
 
-    /// Opens a libcamera camera (nil: the first it lists), applies the configured
-    /// controls, and puts it under a supervisor that reopens it after a disconnect.
+    /// Opens a libcamera camera (nil: the first it lists) in a camera helper process,
+    /// applies the configured controls, and puts it under a supervisor that opens a fresh
+    /// helper after a disconnect — or after libcamera aborted the helper, as 0.0.3 does
+    /// when a camera module comes back ("duplicated ID"); the daemon stays up.
     private static func openLibcamera(_ id: String?, _ configuration: Configuration, logger: Logger) throws -> VideoSource {
         let c = configuration.camera
         let request = CameraFormatRequest(size: c.size, framesPerSecond: c.framesPerSecond, preferredFourCC: c.pixelFormat?.rawValue)
-        let manager: LibcameraManager
-        do {
-            manager = try LibcameraManager()
-        } catch {
-            throw ApplianceError("\(error)")
-        }
-        @Sendable func open() throws -> LibcameraCamera {
-            let camera = try LibcameraCamera(manager: manager, id: id, request: request, noFrameTimeout: c.lostAfterSeconds)
+        let program = cameraHelperProgram
+        @Sendable func open() throws -> LibcameraHelperCamera {
+            let camera = try LibcameraHelperCamera(program: program, id: id, request: request, noFrameTimeout: c.lostAfterSeconds)
             for outcome in camera.apply(zoom: c.zoom, focus: c.focus, exposure: c.exposure, whiteBalance: c.whiteBalance,
                                         brightness: c.brightness, contrast: c.contrast) {
                 logger.info("\(camera.name): \(outcome.line)")
             }
             return camera
         }
-        let first: LibcameraCamera
+        let first: LibcameraHelperCamera
         do {
             first = try open()
         } catch {
             throw ApplianceError("\(error)")
         }
         let model = first.model.isEmpty ? "" : " (\(first.model))"
-        logger.info("camera: \(first.name)\(model), libcamera \(LibcameraManager.version): \(first.negotiation)")
+        logger.info("camera: \(first.name)\(model), libcamera \(LibcameraManager.version), in helper pid \(first.camera.pid): \(first.negotiation)")
         return CameraSupervisor(camera: first, open: { try open() }) { [name = first.name] health in
             if case .running = health { logger.info("camera \(name) is delivering frames") }
         }
+    }
+
+    /// The program a camera helper runs: this one (`kioskcam camera-helper`), or
+    /// `KIOSKCAM_PROGRAM` where the code runs inside another program (the test bundle).
+    static var cameraHelperProgram: String {
+        if let program = ProcessInfo.processInfo.environment["KIOSKCAM_PROGRAM"], !program.isEmpty { return program }
+        return (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 }

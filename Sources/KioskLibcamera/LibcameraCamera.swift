@@ -24,7 +24,7 @@ import SystemPackage
 /// configure to release, and the zero-copy lending, the copy pool and the controls all
 /// act on those same requests; the choice of stream and controls is pure
 /// (`LibcameraStreamChoice`, `LibcameraControlPlan`).
-public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
+public final class LibcameraCamera: VideoSource, FrameCounting, LibcameraControlling, Sendable {
     public let id: String
     public let model: String
     public let format: VideoFormat
@@ -168,11 +168,9 @@ public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
     /// Applies our camera settings as libcamera controls (`LibcameraControlPlan` says how
     /// the numbers map), for the next frames; at open, and at run time from the daemon.
     /// - Returns: How each setting came out (`line` for the log).
-    public func apply(zoom: Int? = nil, focus: Configuration.ControlSetting? = nil,
-                      exposure: Configuration.ControlSetting? = nil, whiteBalance: Configuration.ControlSetting? = nil,
-                      brightness: Int? = nil, contrast: Int? = nil) -> [LibcameraControlPlan.Outcome] {
-        let plan = LibcameraControlPlan(zoom: zoom, focus: focus, exposure: exposure, whiteBalance: whiteBalance,
-                                        brightness: brightness, contrast: contrast,
+    public func apply(_ request: LibcameraSettingsRequest) -> [LibcameraControlPlan.Outcome] {
+        let plan = LibcameraControlPlan(zoom: request.zoom, focus: request.focus, exposure: request.exposure,
+                                        whiteBalance: request.whiteBalance, brightness: request.brightness, contrast: request.contrast,
                                         offered: Set(handle.controls.map(\.name)), cropMaximum: handle.scalerCropMaximum,
                                         aspect: format.size)
         var outcomes = plan.outcomes
@@ -245,7 +243,7 @@ public final class LibcameraCamera: VideoSource, FrameCounting, Sendable {
             }
             if case .failed(let reason) = end {
                 if klc_camera_end_failed(handle.pointer, Self.disconnectWaitMilliseconds) == 0 {
-                    end = .failed(reason + "; libcamera has not seen it go, so it stays open until kioskcam restarts")
+                    end = .failed(reason + "; libcamera has not seen it go, so it stays open until its process (the camera helper) ends")
                 }
             } else {
                 klc_camera_stop(handle.pointer)

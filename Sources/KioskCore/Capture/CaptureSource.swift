@@ -1,5 +1,5 @@
 /// Why a source stopped delivering.
-public enum SourceEnd: Sendable, Equatable {
+public enum SourceEnd: Sendable, Equatable, Codable {
     /// A file source reached its end.
     case endOfInput
     /// The source was asked to stop.

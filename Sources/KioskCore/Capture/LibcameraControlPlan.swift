@@ -15,7 +15,7 @@
 ///
 /// Each only where the camera offers the control; the others are named in `outcomes`.
 public struct LibcameraControlPlan: Equatable, Sendable {
-    public struct Setting: Equatable, Sendable {
+    public struct Setting: Equatable, Sendable, Codable {
         public var name: String
         public var value: Double
         public init(_ name: String, _ value: Double) {
@@ -29,7 +29,7 @@ public struct LibcameraControlPlan: Equatable, Sendable {
     /// The ScalerCrop for the zoom, nil for none.
     public var crop: CropRectangle?
     /// How one of our settings came out: what is set, or which control the camera lacks.
-    public struct Outcome: Equatable, Sendable {
+    public struct Outcome: Equatable, Sendable, Codable {
         public init(setting: String, applied: String? = nil, problem: String? = nil) {
             self.setting = setting
             self.applied = applied
@@ -123,7 +123,7 @@ public struct LibcameraControlPlan: Equatable, Sendable {
 }
 
 /// A rectangle of sensor pixels (libcamera's Rectangle).
-public struct CropRectangle: Hashable, Sendable, CustomStringConvertible {
+public struct CropRectangle: Hashable, Sendable, Codable, CustomStringConvertible {
     public var x: Int
     public var y: Int
     public var width: Int
@@ -140,7 +140,7 @@ public struct CropRectangle: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A libcamera control's limits as the camera gives them, in libcamera's units.
-public struct LibcameraControlLimits: Sendable, Equatable {
+public struct LibcameraControlLimits: Sendable, Equatable, Codable {
     public var minimum: Double
     public var maximum: Double
     public var defaultValue: Double

@@ -1,6 +1,6 @@
 /// A point in a picture as fractions of its width and height: (0, 0) top-left, (1, 1)
 /// bottom-right, in the picture's own way up.
-public struct PicturePoint: Sendable, Equatable {
+public struct PicturePoint: Sendable, Equatable, Codable {
     public var x: Double
     public var y: Double
 
@@ -120,7 +120,7 @@ public enum FocusWindow {
 ///   the point; `exposureNote` says so once.
 /// - A camera without AfMode, AfMetering or AfWindows: nothing (`settings` empty,
 ///   `missing` names what it lacks) — the caller logs that once, not per tap.
-public struct LibcameraFocusPlan: Equatable, Sendable {
+public struct LibcameraFocusPlan: Equatable, Sendable, Codable {
     public var settings: [LibcameraControlPlan.Setting] = []
     /// The AfWindows rectangle, nil when nothing is set.
     public var window: CropRectangle?

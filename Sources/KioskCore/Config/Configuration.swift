@@ -61,7 +61,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// A camera control's setting: the device's automatic mode, or a value.
-    public enum ControlSetting: Sendable, Equatable, CustomStringConvertible {
+    public enum ControlSetting: Sendable, Equatable, Codable, CustomStringConvertible {
         case automatic
         case value(Int)
 

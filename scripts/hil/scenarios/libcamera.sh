@@ -207,6 +207,58 @@ if hil_wait_for 90 grep -q "kioskcam is running" "$daemon/daemon.log"; then
 else
     hil_fail "run: the daemon starts on the libcamera camera" "$(tail -n 3 "$daemon/daemon.log" | tr '\n' ' ')"
 fi
+# --- vimc unbound and bound again under the recording daemon --------------------------------
+# libcamera 0.0.3 aborts the process running its camera manager when a camera module comes
+# back ("duplicated ID"). The daemon runs the camera in a helper process (`kioskcam
+# camera-helper`): the helper ends with the camera, the supervisor starts a fresh one (a
+# fresh camera manager) once the camera is back, and the daemon stays up and records on.
+helper_pids() {
+    local p
+    for p in /proc/[0-9]*; do
+        [[ $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) == *" camera-helper "* ]] && echo "${p#/proc/}"
+    done
+}
+delivering() { grep -c "is delivering frames" "$daemon/daemon.log"; }
+if kill -0 "$DAEMON" 2>/dev/null && "$KIOSKCAM" start --config "$daemon/kioskcam.toml" >/dev/null 2>&1 \
+    && hil_wait_for 60 hil_has_part "$daemon/media"; then
+    first_helper=$(helper_pids | head -n 1)
+    if [[ -n $first_helper ]]; then hil_pass "rebind: the camera runs in helper pid $first_helper"; else hil_fail "rebind: the camera runs in a helper" "no camera-helper process"; fi
+    before=$(delivering)
+    echo vimc.0 >/sys/bus/platform/drivers/vimc/unbind
+    if hil_wait_for 30 grep -q "recording resumes when the camera is back" "$daemon/daemon.log"; then
+        hil_pass "rebind: unbound: the daemon stops the recording and waits ($(grep -o 'camera lost since [^;]*' "$daemon/daemon.log" | tail -n 1 | cut -c1-150))"
+    else
+        hil_fail "rebind: unbound: the daemon notices" "$(tail -n 3 "$daemon/daemon.log" | tr '\n' ' ')"
+    fi
+    if hil_wait_for 20 bash -c "[[ ! -d /proc/$first_helper ]] || grep -q '^State:.*Z' /proc/$first_helper/status"; then
+        hil_pass "rebind: the first helper ended with its camera"
+    else
+        hil_fail "rebind: the first helper ended with its camera" "pid $first_helper still runs"
+    fi
+    echo vimc.0 >/sys/bus/platform/drivers/vimc/bind
+    udevadm settle --timeout=30
+    if hil_wait_for 60 bash -c "(( \$(grep -c 'is delivering frames' '$daemon/daemon.log') > $before ))" \
+        && hil_wait_for 30 grep -q "camera is back: recording again" "$daemon/daemon.log"; then
+        hil_pass "rebind: bound again: frames from a fresh helper (pid $(helper_pids | head -n 1)), recording again"
+    else
+        hil_fail "rebind: bound again: frames again" "$(tail -n 4 "$daemon/daemon.log" | tr '\n' ' ')"
+    fi
+    if kill -0 "$DAEMON" 2>/dev/null; then hil_pass "rebind: the daemon stayed up (pid $DAEMON)"; else hil_fail "rebind: the daemon stayed up" "it exited: $(tail -n 3 "$daemon/daemon.log" | tr '\n' ' ')"; fi
+    if grep -q "duplicated ID\|killed by signal 6" "$daemon/daemon.log"; then
+        hil_log "rebind: libcamera aborted a helper, as 0.0.3 does: $(grep -m 1 -o 'killed by signal 6[^;]*' "$daemon/daemon.log")"
+    fi
+    if hil_wait_every 1 60 hil_part_has_seconds "$daemon/media" 2; then
+        hil_pass "rebind: the recording after the return grows (2 s in its .part)"
+    else
+        hil_fail "rebind: the recording after the return grows" "$(find "$daemon/media" -name '*.part' | head -n 1)"
+    fi
+    "$KIOSKCAM" stop --config "$daemon/kioskcam.toml" >/dev/null 2>&1
+    hil_wait_for 30 bash -c "! find '$daemon/media/.incoming' -name '*.part' 2>/dev/null | grep -q ."
+    hil_check_all_playable "$daemon/media" 2 "rebind: before and after"
+else
+    hil_fail "rebind: the daemon records on the libcamera camera" "$(tail -n 3 "$daemon/daemon.log" | tr '\n' ' ')"
+fi
+
 kill -TERM "$DAEMON" 2>/dev/null
 wait "$DAEMON"
 status=$?
