@@ -5,7 +5,8 @@ import KioskMedia
 /// One day's timelapse movie, open for appending: the muxer that continues it and the
 /// file its fragments go into, written as they come (`write(2)`, no buffering) so a
 /// crash keeps every whole frame and a power cut at most the last few seconds (synced
-/// every `syncIntervalNanoseconds`).
+/// every `syncIntervalNanoseconds`). Closed (the day ends, the daemon stops), its header
+/// says how long it is; while it is appended to, it says what it said at the last close.
 ///
 /// Opening a day's movie that exists continues it when it describes the same stream:
 /// the torn end of an interrupted write is cut off (the scan that salvage uses), the
@@ -88,7 +89,8 @@ final class TimelapseFile {
                 notes.append("\(path): its header was cut short; started again")
             }
             let muxer = try makeMuxer(parameters, framesPerSecond: framesPerSecond)
-            try writeAll(fd, muxer.initSegment, path: path)
+            // With room for the `mehd` that `close()` fills in (MP4HeaderTruth).
+            try writeAll(fd, MP4HeaderTruth.reservingMovieExtendsDuration(in: muxer.initSegment) ?? muxer.initSegment, path: path)
             return muxer
         }
         guard let found, found.headerLength <= largestHeader else {
@@ -125,12 +127,31 @@ final class TimelapseFile {
     static func sameStream(_ old: ArraySlice<UInt8>, _ new: ArraySlice<UInt8>) -> Bool {
         let description = ["moov", "trak", "mdia", "minf", "stbl", "stsd"]
         guard let a = FragmentedMP4Scan.box(at: description, inside: old),
-              let b = FragmentedMP4Scan.box(at: description, inside: new), a.elementsEqual(b) else { return false }
+              let b = FragmentedMP4Scan.box(at: description, inside: new),
+              withoutBitrate(a).elementsEqual(withoutBitrate(b)) else { return false }
         // tkhd ends with the display matrix (36 bytes), then width and height.
         guard let x = FragmentedMP4Scan.box(at: ["moov", "trak", "tkhd"], inside: old),
               let y = FragmentedMP4Scan.box(at: ["moov", "trak", "tkhd"], inside: new),
               x.count >= 52, y.count >= 52 else { return false }
         return x.suffix(44).elementsEqual(y.suffix(44))
+    }
+
+    /// A sample description with its `btrt` box's numbers blanked: a closed movie's
+    /// header holds the bitrate it really had (MP4HeaderTruth), a new muxer's the
+    /// configured one, and they describe the same stream all the same.
+    static func withoutBitrate(_ description: ArraySlice<UInt8>) -> [UInt8] {
+        var bytes = Array(description)
+        let marker: [UInt8] = [0, 0, 0, 20] + Array("btrt".utf8)
+        var at = 0
+        while at + 20 <= bytes.count {
+            if bytes[at..<(at + 8)].elementsEqual(marker) {
+                bytes.replaceSubrange((at + 8)..<(at + 20), with: repeatElement(0, count: 12))
+                at += 20
+            } else {
+                at += 1
+            }
+        }
+        return bytes
     }
 
     /// Appends one frame; syncs to the disk every few seconds.
@@ -146,9 +167,16 @@ final class TimelapseFile {
         }
     }
 
+    /// Closes the movie with its header telling its length and bitrate, read back from
+    /// the whole file (frames of earlier runs of the day included). The header is written
+    /// in place, so a power cut during it leaves a playable file (`HeaderTruthWriter`);
+    /// a movie continued later says its length again when it is closed again.
     func close() {
         guard fd >= 0 else { return }
         _ = fdatasync(fd)
+        if let report = try? MediaSalvage.inspect(path) {
+            _ = try? HeaderTruthWriter.apply(fd: fd, tracks: report.tracks, path: path)
+        }
         Glibc.close(fd)
         fd = -1
     }
