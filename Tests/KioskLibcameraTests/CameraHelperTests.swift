@@ -42,6 +42,7 @@ final class CameraHelperTests: XCTestCase {
         func deliver(_ chunk: AudioChunk) {}
         func videoSourceEnded(_ name: String, _ end: SourceEnd) { seen.withLock { $0.ends.append(end) } }
         func audioSourceEnded(_ name: String, _ end: SourceEnd) {}
+        var heldFrames: [VideoFrame] { held.withLock { $0.frames } }
         /// Lets go of the frames held, and holds no more.
         func letGo() { held.withLock { $0 = ([], 0) } }
         var frames: Int { seen.withLock { $0.frames } }
@@ -79,6 +80,22 @@ final class CameraHelperTests: XCTestCase {
         XCTAssertEqual(seen.timestamps, seen.timestamps.sorted())
         XCTAssertGreaterThanOrEqual(camera.frameCounters.delivered, 10)
         XCTAssertTrue(waitUntil(10) { !self.isRunning(pid) }, "the helper \(pid) ended with the stream")
+    }
+
+    /// A frame the graph still holds stays readable after its camera is stopped and gone
+    /// (the shared mapping lives as long as the last frame in it).
+    func testAFrameOutlivesItsCamera() throws {
+        var camera: HelperCamera? = try Self.testPatternHelper()
+        let sink = Collector(keep: 1)
+        try camera?.start(into: sink)
+        XCTAssertTrue(waitUntil(30) { sink.frames >= 2 })
+        camera?.stop()
+        weak let gone = camera
+        camera = nil
+        XCTAssertTrue(waitUntil(5) { gone == nil }, "the camera itself is released (its reading thread let go)")
+        let frame = try XCTUnwrap(sink.heldFrames.first)
+        XCTAssertEqual(frame.buffer.bytes.count, 320 * 240 * 3 / 2)
+        XCTAssertTrue(frame.buffer.bytes.contains { $0 != 0 }, "still the pattern's bytes")
     }
 
     /// A helper that dies (SIGKILL here; libcamera's abort in the field) ends the stream

@@ -172,10 +172,12 @@ public final class HelperCamera: VideoSource, FrameCounting, Sendable {
             case .opened, .openFailed, .start, .stop, .release, .call: break
             }
         }
-        let sink = state.withLock { state -> CaptureSink? in
+        let (sink, stopAsked) = state.withLock { state -> (CaptureSink?, Bool) in
             state.ended = true
-            return state.started ? state.sink : nil
+            return (state.started ? state.sink : nil, state.stopAsked)
         }
+        // Asked to stop, a helper that had to be killed still ended as asked.
+        if stopAsked, case .failed? = end { end = .stopped }
         state.wakeWaiters()
         if let end { sink?.videoSourceEnded(name, end) }
         _ = child.wait(timeout: 5)
@@ -192,7 +194,8 @@ public final class HelperCamera: VideoSource, FrameCounting, Sendable {
             state.counters = frame.counters
             return state.stopAsked ? nil : state.sink
         }
-        let buffer = MediaBuffer(wrapping: memory, byteCount: frame.byteCount) { [channel, slot = frame.slot] in
+        let buffer = MediaBuffer(wrapping: memory, byteCount: frame.byteCount) { [channel, slots, slot = frame.slot] in
+            _ = slots   // the mapping stays until the last frame in it is let go
             channel.send(.release(slot: slot))
         }
         guard let sink else { return }
