@@ -77,6 +77,13 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// How it ended, for a log line: "exit status N", "killed by signal N", or "still running".
+    public var ending: String {
+        guard let status else { return "still running" }
+        if status & 0x7f == 0 { return "exit status \((status >> 8) & 0xff)" }
+        return "killed by signal \(status & 0x7f)"
+    }
+
     public var isRunning: Bool {
         exitStatus.withLock { status in
             if status != nil { return false }

@@ -180,18 +180,18 @@ public final class CameraHelperChannel: @unchecked Sendable {
                 var header = msghdr()
                 header.msg_iov = partPointer
                 header.msg_iovlen = 1
-                let controlBytes = Self.controlSpace
-                let control = UnsafeMutableRawPointer.allocate(byteCount: controlBytes, alignment: 8)
-                defer { control.deallocate() }
-                if let attached {
-                    control.initializeMemory(as: UInt8.self, repeating: 0, count: controlBytes)
+                // Control bytes only when a descriptor rides along (once per helper, not per frame).
+                let control = attached.map { _ in UnsafeMutableRawPointer.allocate(byteCount: Self.controlSpace, alignment: 8) }
+                defer { control?.deallocate() }
+                if let attached, let control {
+                    control.initializeMemory(as: UInt8.self, repeating: 0, count: Self.controlSpace)
                     let cmsg = control.assumingMemoryBound(to: cmsghdr.self)
                     cmsg.pointee.cmsg_len = Self.controlHeaderBytes + MemoryLayout<Int32>.size
                     cmsg.pointee.cmsg_level = SOL_SOCKET
                     cmsg.pointee.cmsg_type = Int32(SCM_RIGHTS)
                     control.storeBytes(of: attached, toByteOffset: Self.controlHeaderBytes, as: Int32.self)
                     header.msg_control = control
-                    header.msg_controllen = controlBytes
+                    header.msg_controllen = Self.controlSpace
                 }
                 while true {
                     if sendmsg(descriptor, &header, Int32(MSG_NOSIGNAL)) >= 0 { return true }

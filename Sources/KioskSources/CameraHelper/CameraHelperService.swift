@@ -92,29 +92,29 @@ public final class CameraHelperService: CaptureSink, Sendable {
 
     public func deliver(_ frame: VideoFrame) {
         let bytes = frame.buffer.bytes
-        let taken = state.withLock { state -> Int? in
-            guard bytes.count <= slots.slotBytes, let free = state.busy.firstIndex(of: false) else {
+        // One lock per frame: the slot, and the counts the message carries.
+        let (taken, sent, dropped) = state.withLock { state -> (Int?, Int, Int) in
+            guard bytes.count <= slots.slotBytes, bytes.baseAddress != nil, let free = state.busy.firstIndex(of: false) else {
                 state.dropped += 1
-                return nil
+                return (nil, state.sent, state.dropped)
             }
             state.busy[free] = true
-            return free
+            state.sent += 1
+            return (free, state.sent, state.dropped)
         }
         guard let taken, let slot = slots.slot(taken), let source = bytes.baseAddress else {
-            channel.send(.counters(counters()))
+            channel.send(.counters(counters(sent: sent, dropped: dropped)))
             return
         }
         slot.copyMemory(from: source, byteCount: bytes.count)
         frame.buffer.doneReading()
-        state.withLock { $0.sent += 1 }
         channel.send(.frame(CameraHelperFrame(slot: taken, byteCount: bytes.count, timestampNanoseconds: frame.timestamp.nanoseconds,
-                                              sequence: frame.sequence, counters: counters())))
+                                              sequence: frame.sequence, counters: counters(sent: sent, dropped: dropped))))
     }
 
     /// The camera's counters (or, for one that keeps none, the frames sent), plus the
     /// frames dropped here for want of a free slot.
-    private func counters() -> CameraFrameCounters {
-        let (sent, dropped) = state.withLock { ($0.sent, $0.dropped) }
+    private func counters(sent: Int, dropped: Int) -> CameraFrameCounters {
         var counters = (camera as? FrameCounting)?.frameCounters
             ?? CameraFrameCounters(delivered: sent, leased: 0, copied: sent, dropped: 0, corrupt: 0)
         counters.dropped += dropped

@@ -210,10 +210,8 @@ public final class HelperCamera: VideoSource, FrameCounting, Sendable {
     }
 
     static func describe(_ child: ChildProcess) -> String {
-        guard let status = child.status else { return "still running" }
-        if status & 0x7f == 0 { return "exit status \((status >> 8) & 0xff)" }
-        let number = status & 0x7f
-        return "killed by signal \(number)" + (number == SIGABRT ? ": it aborted, as libcamera does when a camera comes back" : "")
+        let aborted = child.status.map { $0 & 0x7f == SIGABRT } ?? false
+        return child.ending + (aborted ? ": it aborted, as libcamera does when a camera comes back" : "")
     }
 
     /// Ends a helper that is no longer wanted: closes nothing (the channel goes with the
