@@ -261,7 +261,7 @@ public final class EventRecorder: @unchecked Sendable {
             guard var message = lock.withLock({ messages.removeValue(forKey: record.id) }) else { return }
             message.type = .end
             fill(&message, from: record)
-            message.end = record.end.map(wallSeconds)
+            message.end = record.end.map { ((message.start + $0.seconds(since: record.start)) * 1000).rounded() / 1000 }
             if let first = files.first { message.clip = relative(first) }
             logger.notice("event \(message.id) ended: \(message.clip ?? "no clip was written")")
             lock.withLock { status.recording = false }
@@ -274,7 +274,11 @@ public final class EventRecorder: @unchecked Sendable {
         let (id, startSeconds) = lock.withLock { identities[record.id] } ?? ("event-\(record.id)", wallSeconds(record.start))
         let day = LocalTimestamp(Date(timeIntervalSince1970: startSeconds)).dateStamp
         let continues = record.continues.flatMap { earlier in lock.withLock { identities[earlier]?.id } }
-        var message = EventMessage(type: .new, id: id, start: startSeconds, clipStart: wallSeconds(clipStart),
+        // Times after the start are offsets on the monotonic clock from the start's one wall
+        // reading: a second reading would differ by however long the thread was preempted
+        // between its two clock reads (27 ms on a loaded guest, 2026-11-30).
+        let clipStartSeconds = ((startSeconds - record.start.seconds(since: clipStart)) * 1000).rounded() / 1000
+        var message = EventMessage(type: .new, id: id, start: startSeconds, clipStart: clipStartSeconds,
                                    triggers: record.triggers, continues: continues)
         fill(&message, from: record)
         lock.withLock {
