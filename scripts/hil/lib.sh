@@ -426,6 +426,9 @@ hil_overlay_checks() {
     { cat "$base"; printf '\n%s\n%s\n%s\n[stream]\nurl = "%s"\naudio = false\n' "$camera" "$marks" "$masks" "$dir/hls/index.m3u8"; } >"$dir/full.toml"
     { cat "$base"; printf '\n%s\n%s\n' "$camera" "$marks"; } >"$dir/overlay-only.toml"
     { cat "$base"; printf '\n%s\n%s\n' "$camera" "$masks"; } >"$dir/masks-only.toml"
+    # No picture of this run was captured before `record` was started.
+    local launched
+    launched=$(date +%s)
     if ! file=$("$kioskcam" record --config "$dir/full.toml" --camera "$camera_source" --mic none --duration 2s --root "$dir/media" \
         2>"$dir/record.log"); then
         hil_fail "$label: record with [overlay] and [privacy]" "$(tail -n 2 "$dir/record.log" | tr '\n' ' ')"
@@ -447,11 +450,13 @@ hil_overlay_checks() {
     local refs=()
     # The stream's playlist may begin seconds into the 2 s recording: its live list keeps
     # the last segments, and on a loaded guest the camera runs on for seconds after the 2 s
-    # (finishing the file, stopping). Its first picture was captured at the earliest at the
-    # recording's start and at the latest when `record` returned: the candidates cover that.
+    # (finishing the file, stopping). It may also begin before the file's first picture: the
+    # file opens on a keyframe, the stream on the encode's first (2 s earlier once on a
+    # loaded guest). So its first picture was captured at the earliest when `record` was
+    # started and at the latest when it returned: the candidates cover that.
     local last=$((still_start > start + 4 ? still_start : start + 4))
     last=$((recorded_until > last ? recorded_until : last))
-    for ((t = start - 1; t <= last + 2; t++)); do refs+=("$t"); done
+    for ((t = launched - 1; t <= last + 2; t++)); do refs+=("$t"); done
     refs+=($((start + 5 * 3600 + 7 * 60)))
     local pairs=()
     for t in "${refs[@]}"; do
@@ -464,7 +469,7 @@ hil_overlay_checks() {
         turn=null when=$start
         case $what in
             recording) source=$file ;;
-            stream) source=$dir/hls/index.m3u8 turn=transpose=clock when="$start..$recorded_until" ;;
+            stream) source=$dir/hls/index.m3u8 turn=transpose=clock when="$launched..$recorded_until" ;;
             still) source=$still when=$still_start ;;
         esac
         # The first keyframe: a live list's first segment may begin on a picture that needs

@@ -51,8 +51,11 @@ import struct, sys
 data = sys.stdin.buffer.read()
 s = struct.unpack("<%dh" % (len(data) // 2), data)
 s = s[4800:]  # skip the first 0.1 s (encoder priming)
-crossings = sum(1 for a, b in zip(s, s[1:]) if (a < 0) != (b < 0))
-print(round(crossings / 2 / (len(s) / 48000.0)) if s else 0)'
+# The median time between rising zero crossings (interpolated to a fraction of a sample):
+# a chunk the loaded guest lost is a gap, not a lower pitch, so gaps do not count.
+ups = [i + a / (a - b) for i, (a, b) in enumerate(zip(s, s[1:])) if a < 0 <= b]
+periods = sorted(b - a for a, b in zip(ups, ups[1:]))
+print(round(48000.0 / periods[len(periods) // 2]) if periods else 0)'
 }
 
 # --- probe ------------------------------------------------------------------------------
