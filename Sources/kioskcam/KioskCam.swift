@@ -3,8 +3,13 @@ import KioskCLI
 import KioskCore
 import KioskMedia
 
-/// `kioskcam`: the camera appliance's one binary. This file and its siblings hold
-/// only the command line and the wiring; the work is done in the library modules.
+/// `kioskcam`: the camera appliance's one binary. This folder holds only the command
+/// line and the wiring, one file per command: Capture/ (run, record, snapshot,
+/// screenshot, broadcast, the camera helper), Library/ (list, purge, salvage, export,
+/// waveform, play), Daemon/ (status, start, stop, event, watch, camera, clip, upload:
+/// requests to the running daemon), Setup/ (config, pin, web-user, probe, motion-tune,
+/// input-monitor), and the old spellings (OldNames.swift). The work is done in the
+/// library modules.
 @main
 struct KioskCam: AsyncParsableCommand {
     static let version = KioskCamVersion.version
