@@ -73,20 +73,16 @@ final class SalvageTests: XCTestCase {
         let library = try Library()
         let temp = library.layout.incomingPath(.video, time)
         try writeInterruptedRecording(temp, frames: 75)
-        let before = Array(try Data(contentsOf: URL(fileURLWithPath: temp)).prefix(4096))
-        let untouched = try XCTUnwrap(FragmentedMP4Scan.box(at: ["moov", "mvhd"], inside: before[...]))
-        XCTAssertEqual(Array(untouched[(untouched.startIndex + 24)..<(untouched.startIndex + 28)]), [0, 0, 0, 0], "unknown before")
-        XCTAssertNotNil(FragmentedMP4Scan.box(at: ["moov", "mvex", "free"], inside: before[...]), "the room the writer kept")
+        XCTAssertEqual(try MP4HeaderLength.read(temp).movieTicks, 0, "unknown before")
+        let before = [UInt8](try Data(contentsOf: URL(fileURLWithPath: temp)))
+        XCTAssertNotNil(MP4HeaderLength.box(["moov", "mvex", "free"], in: before[...]), "the room the writer kept")
 
         let results = IncomingSalvage(files: library.files, logger: logger).salvageAll()
         guard case .recovered(let path, let seconds)? = results.first?.outcome else { return XCTFail("\(results)") }
-        let header = Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(4096))
-        let mvhd = try XCTUnwrap(FragmentedMP4Scan.box(at: ["moov", "mvhd"], inside: header[...]))
-        let milliseconds = mvhd[(mvhd.startIndex + 24)..<(mvhd.startIndex + 28)].reduce(0) { $0 << 8 | Int($1) }
-        XCTAssertEqual(Double(milliseconds) / 1000, seconds, accuracy: 1.0 / 30)
+        let header = try MP4HeaderLength.read(path)
+        XCTAssertEqual(header.movieSeconds, seconds, accuracy: 1.0 / 30)
         XCTAssertEqual(seconds, 2.5, accuracy: 0.55, "the whole fragments of 75 frames")
-        let mehd = try XCTUnwrap(FragmentedMP4Scan.box(at: ["moov", "mvex", "mehd"], inside: header[...]))
-        XCTAssertEqual(mehd[(mehd.startIndex + 12)..<(mehd.startIndex + 20)].reduce(0) { $0 << 8 | Int($1) }, milliseconds)
+        XCTAssertEqual(try XCTUnwrap(header.fragmentTicks, "a mehd"), header.movieTicks)
         let format = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path]).stdout
         XCTAssertEqual(Double(format.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, seconds, accuracy: 1.0 / 30)
     }

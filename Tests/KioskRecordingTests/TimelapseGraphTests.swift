@@ -85,23 +85,6 @@ final class TimelapseGraphTests: XCTestCase {
         return (0..<width).first { pixels[row + $0] > 150 } ?? -1
     }
 
-    /// The movie's length as its header says it (`mvhd`, and `mehd` when there is one),
-    /// in seconds: what players that trust the header show.
-    private func headerSeconds(_ path: String) throws -> (movie: Double, fragments: Double?) {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        func be(_ box: ArraySlice<UInt8>, _ offset: Int, _ count: Int) -> UInt64 {
-            box.dropFirst(offset).prefix(count).reduce(0) { $0 << 8 | UInt64($1) }
-        }
-        let mvhd = try XCTUnwrap(FragmentedMP4Scan.box(at: ["moov", "mvhd"], inside: bytes[...]))
-        let version1 = mvhd[mvhd.startIndex + 8] == 1
-        let scale = Double(be(mvhd, version1 ? 28 : 20, 4))
-        let movie = Double(be(mvhd, version1 ? 32 : 24, version1 ? 8 : 4)) / scale
-        let fragments = FragmentedMP4Scan.box(at: ["moov", "mvex", "mehd"], inside: bytes[...]).map { mehd in
-            Double(be(mehd, 12, mehd[mehd.startIndex + 8] == 1 ? 8 : 4)) / scale
-        }
-        return (movie, fragments)
-    }
-
     /// The sequence numbers of the movie's fragments (`mfhd`), in file order.
     private func fragmentNumbers(_ path: String) throws -> [UInt32] {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -137,9 +120,9 @@ final class TimelapseGraphTests: XCTestCase {
         XCTAssertEqual(times.count, 600)
         for (n, time) in times.enumerated() { XCTAssertEqual(time, Double(n) / 30, accuracy: 0.001, "frame \(n)") }
         XCTAssertEqual(try fragmentNumbers(movie), (1...600).map(UInt32.init), "one fragment a frame, numbered from 1")
-        let header = try headerSeconds(movie)
-        XCTAssertEqual(header.movie, 20, accuracy: 1.0 / 30, "the closed movie's header says its length")
-        XCTAssertEqual(try XCTUnwrap(header.fragments), 20, accuracy: 1.0 / 30, "and so does its mehd")
+        let header = try MP4HeaderLength.read(movie)
+        XCTAssertEqual(header.movieSeconds, 20, accuracy: 1.0 / 30, "the closed movie's header says its length")
+        XCTAssertEqual(try XCTUnwrap(header.fragmentSeconds), 20, accuracy: 1.0 / 30, "and so does its mehd")
         for frame in [0, 1, 17, 599] {
             XCTAssertEqual(Double(try boxX(in: movie, frame: frame)), Double(Self.boxX(frame)), accuracy: 2, "frame \(frame) shows second \(frame)")
         }
@@ -153,7 +136,7 @@ final class TimelapseGraphTests: XCTestCase {
         let day = day, directory = folder.path + "/timelapse"
         try run(seconds: 40, directory: directory, dayOf: { _ in day })
         let movie = directory + "/20261129.mp4"
-        XCTAssertEqual(try headerSeconds(movie).movie, 40.0 / 30, accuracy: 1.0 / 30)
+        XCTAssertEqual(try MP4HeaderLength.read(movie).movieSeconds, 40.0 / 30, accuracy: 1.0 / 30)
         let whole = try Data(contentsOf: URL(fileURLWithPath: movie))
         // A crash mid-write: half of a fragment's bytes after the last whole one.
         let handle = try XCTUnwrap(FileHandle(forWritingAtPath: movie))
@@ -170,9 +153,9 @@ final class TimelapseGraphTests: XCTestCase {
         XCTAssertEqual(times.count, 60)
         for (n, time) in times.enumerated() { XCTAssertEqual(time, Double(n) / 30, accuracy: 0.001, "frame \(n)") }
         XCTAssertEqual(try fragmentNumbers(movie), (1...60).map(UInt32.init))
-        let header = try headerSeconds(movie)
-        XCTAssertEqual(header.movie, 2, accuracy: 1.0 / 30, "closed again, the header counts both runs' frames")
-        XCTAssertEqual(try XCTUnwrap(header.fragments), 2, accuracy: 1.0 / 30)
+        let header = try MP4HeaderLength.read(movie)
+        XCTAssertEqual(header.movieSeconds, 2, accuracy: 1.0 / 30, "closed again, the header counts both runs' frames")
+        XCTAssertEqual(try XCTUnwrap(header.fragmentSeconds), 2, accuracy: 1.0 / 30)
         XCTAssertEqual(Double(try boxX(in: movie, frame: 39)), Double(Self.boxX(39)), accuracy: 2)
         XCTAssertEqual(Double(try boxX(in: movie, frame: 40)), Double(Self.boxX(40)), accuracy: 2, "the second run's first frame follows")
     }
