@@ -39,9 +39,18 @@ final class EventRecorderTests: XCTestCase {
         var all: [EventMessage] { lock.withLock { messages } }
     }
 
+    /// Counts the wall clock's reads.
+    private final class Reads: @unchecked Sendable {
+        let lock = Lock()
+        var count = 0
+        func next() -> Int { lock.withLock { count += 1; return count } }
+    }
+
+    /// `wallLag`: each wall reading lands that much later than the one before, against
+    /// the monotonic clock beside it (a thread preempted between its two clock reads).
     private func makeRecorder(root: String, configure: (inout Configuration) -> Void = { _ in },
                               snapshot: @escaping @Sendable (String, @escaping @Sendable (String?) -> Void) -> Void = { $1(nil) },
-                              level: @escaping @Sendable () -> Double? = { nil })
+                              level: @escaping @Sendable () -> Double? = { nil }, wallLag: Double = 0)
         -> (EventRecorder, FakeClips, ManualClock, Published) {
         var configuration = Configuration()
         configuration.storage.mediaRoot = root
@@ -54,7 +63,10 @@ final class EventRecorderTests: XCTestCase {
         // 2026-11-25 10:35:00 UTC when the manual clock reads 1000 s.
         let recorder = EventRecorder(configuration: configuration, clips: clips, clock: clock, logger: Logger(label: "test"),
                                      snapshot: snapshot, soundLevel: level,
-                                     wallClock: { 1_795_602_900 + clock.now().seconds(since: MonotonicInstant(nanoseconds: 1_000_000_000_000)) },
+                                     wallClock: { [reads = Reads()] in
+                                         1_795_602_900 + clock.now().seconds(since: MonotonicInstant(nanoseconds: 1_000_000_000_000))
+                                             + wallLag * Double(reads.next())
+                                     },
                                      publish: { published.add($0) })
         return (recorder, clips, clock, published)
     }
@@ -92,6 +104,28 @@ final class EventRecorderTests: XCTestCase {
         XCTAssertEqual(recorder.currentStatus.eventsToday, 1)
         XCTAssertEqual(recorder.currentStatus.lastEvent, id)
         XCTAssertFalse(recorder.currentStatus.recording)
+    }
+
+    /// The log's times agree with each other however late each wall reading lands:
+    /// `clip_start` is exactly `pre_seconds` before the start, the end exactly as long
+    /// after it as the event lasted (a loaded guest once logged 3.027 s for 3.0).
+    func testTheLogsTimesAreOffsetsFromOneWallReading() throws {
+        let folder = TemporaryDirectory()
+        let (recorder, _, clock, published) = makeRecorder(root: folder.path, wallLag: 0.027)
+        recorder.manualTrigger(on: true)
+        recorder.drain()
+        clock.advance(bySeconds: 3)
+        recorder.manualTrigger(on: false)
+        recorder.drain()
+        clock.advance(bySeconds: 10.1)
+        recorder.tick()
+        recorder.drain()
+        XCTAssertEqual(published.all.map(\.type), [.new, .end])
+        for message in published.all {
+            XCTAssertEqual(message.start - message.clipStart, 5, accuracy: 0.0005, "\(message.type)")
+        }
+        let end = try XCTUnwrap(published.all.last?.end)
+        XCTAssertEqual(end - published.all[0].start, 13, accuracy: 0.0005, "3 s of trigger, 10 s after")
     }
 
     /// Just after start-up the ring holds 2.3 s: the event's clip_start says so, not the
