@@ -180,14 +180,15 @@ final class MediaViewHILTests: XCTestCase {
         for folder in [work, day, work + "/shots", work + "/state"] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
-        // A 5 s recording whose picture flashes white at each second (0.1 s) and whose
-        // sound clicks at each second from 1 s on (20 ms of 1 kHz), black and silent
-        // between: four marks for A/V sync. The flash at 0 s has no click: it is the first
+        // A 5 s recording whose picture flashes white at each second for 0.2 s (six
+        // pictures: a guest's player beside a CPU hog showed one in three, and missed every
+        // 0.1 s flash once) and whose sound clicks at each second from 1 s on (20 ms of
+        // 1 kHz), black and silent between: four marks for A/V sync. The flash at 0 s has no click: it is the first
         // picture (tap → first picture, and the thumbnail), shown before the sound starts.
         let recording = day + "/101500.mp4"
         try run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30:duration=5",
                  "-f", "lavfi", "-i", "aevalsrc='if(gte(t,1)*lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)|if(gte(t,1)*lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)':s=48000:d=5",
-                 "-vf", "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t,1),0.1)'",
+                 "-vf", "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t,1),0.2)'",
                  "-c:v", "libx264", "-threads", "1", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k", recording], work: work)
         let config = work + "/kioskcam.toml"
         try """
