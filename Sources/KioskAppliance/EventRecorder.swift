@@ -261,7 +261,7 @@ public final class EventRecorder: @unchecked Sendable {
             guard var message = lock.withLock({ messages.removeValue(forKey: record.id) }) else { return }
             message.type = .end
             fill(&message, from: record)
-            message.end = record.end.map { ((message.start + $0.seconds(since: record.start)) * 1000).rounded() / 1000 }
+            message.end = record.end.map { Self.toMilliseconds(message.start + $0.seconds(since: record.start)) }
             if let first = files.first { message.clip = relative(first) }
             logger.notice("event \(message.id) ended: \(message.clip ?? "no clip was written")")
             lock.withLock { status.recording = false }
@@ -277,7 +277,7 @@ public final class EventRecorder: @unchecked Sendable {
         // Times after the start are offsets on the monotonic clock from the start's one wall
         // reading: a second reading would differ by however long the thread was preempted
         // between its two clock reads (27 ms on a loaded guest, 2026-11-30).
-        let clipStartSeconds = ((startSeconds - record.start.seconds(since: clipStart)) * 1000).rounded() / 1000
+        let clipStartSeconds = Self.toMilliseconds(startSeconds - record.start.seconds(since: clipStart))
         var message = EventMessage(type: .new, id: id, start: startSeconds, clipStart: clipStartSeconds,
                                    triggers: record.triggers, continues: continues)
         fill(&message, from: record)
@@ -333,8 +333,11 @@ public final class EventRecorder: @unchecked Sendable {
     /// A monotonic instant as wall-clock seconds since 1970, to the millisecond.
     private func wallSeconds(_ instant: MonotonicInstant) -> Double {
         let seconds = wallClock() - clock.now().seconds(since: instant)
-        return (seconds * 1000).rounded() / 1000
+        return Self.toMilliseconds(seconds)
     }
+
+    /// The event log's precision: wall seconds to the millisecond.
+    private static func toMilliseconds(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
 
     private func relative(_ path: String) -> String {
         let prefix = root.hasSuffix("/") ? root : root + "/"

@@ -77,11 +77,17 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// The signal that ended it; nil while it runs or when it exited.
+    public var terminatingSignal: Int32? {
+        guard let status, status & 0x7f != 0 else { return nil }
+        return status & 0x7f
+    }
+
     /// How it ended, for a log line: "exit status N", "killed by signal N", or "still running".
     public var ending: String {
         guard let status else { return "still running" }
-        if status & 0x7f == 0 { return "exit status \((status >> 8) & 0xff)" }
-        return "killed by signal \(status & 0x7f)"
+        if let signal = terminatingSignal { return "killed by signal \(signal)" }
+        return "exit status \((status >> 8) & 0xff)"
     }
 
     public var isRunning: Bool {

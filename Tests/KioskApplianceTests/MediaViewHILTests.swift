@@ -183,8 +183,9 @@ final class MediaViewHILTests: XCTestCase {
         // A 5 s recording whose picture flashes white at each second for 0.2 s (six
         // pictures: a guest's player beside a CPU hog showed one in three, and missed every
         // 0.1 s flash once) and whose sound clicks at each second from 1 s on (20 ms of
-        // 1 kHz), black and silent between: four marks for A/V sync. The flash at 0 s has no click: it is the first
-        // picture (tap → first picture, and the thumbnail), shown before the sound starts.
+        // 1 kHz), black and silent between: four marks for A/V sync. The flash at 0 s has
+        // no click: it is the first picture (tap → first picture, and the thumbnail), shown
+        // before the sound starts.
         let recording = day + "/101500.mp4"
         try run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30:duration=5",
                  "-f", "lavfi", "-i", "aevalsrc='if(gte(t,1)*lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)|if(gte(t,1)*lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)':s=48000:d=5",

@@ -210,8 +210,7 @@ public final class HelperCamera: VideoSource, FrameCounting, Sendable {
     }
 
     static func describe(_ child: ChildProcess) -> String {
-        let aborted = child.status.map { $0 & 0x7f == SIGABRT } ?? false
-        return child.ending + (aborted ? ": it aborted, as libcamera does when a camera comes back" : "")
+        child.ending + (child.terminatingSignal == SIGABRT ? ": it aborted, as libcamera does when a camera comes back" : "")
     }
 
     /// Ends a helper that is no longer wanted: closes nothing (the channel goes with the
