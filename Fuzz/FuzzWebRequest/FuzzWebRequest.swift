@@ -5,8 +5,8 @@ import KioskCore
 /// What a web client controls, through every parser of the web app: the request path
 /// (`WebRoute.match`), the Range, Cookie, Authorization and Origin headers, a JSON body
 /// turned into a control request (`WebAPI`), a `date` query, a `[web] listen` value and
-/// the live view's init segment, the settings page's changes and the file they are saved
-/// in. The first byte picks the method and splits the rest.
+/// the live view's init segment, a Digest nonce's stamp, the settings page's changes and
+/// the file they are saved in. The first byte picks the method and splits the rest.
 ///
 /// Properties beyond "no trap":
 /// - a matched library path names a file under the media root, with no `..` or `%`;
@@ -53,6 +53,16 @@ func fuzzWebRequest(_ bytes: UnsafeRawBufferPointer) {
     _ = WebListenAddress(parsing: text)
     _ = WebPasswordPolicy.problem(with: text, user: "alice")
     _ = MSEMimeType.of(initSegment: Array(bytes))
+    // A Digest nonce's stamp, as a client sends it back: read back only as we write it.
+    for stamp in text.split(separator: ".", omittingEmptySubsequences: false).prefix(2) {
+        if let seconds = DigestNonceClock.seconds(in: stamp) {
+            Fuzz.require(DigestNonceClock.stamp(uptime: Double(seconds)) == stamp, "the stamp \(stamp) reads back otherwise")
+            _ = DigestNonceClock.isFresh(madeAt: seconds, now: Double(first) * 10)
+        }
+    }
+    if bytes.count >= 9 {
+        _ = DigestNonceClock.stamp(uptime: Double(bitPattern: bytes.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
+    }
 
     // PUT /api/settings: a body that parses and is taken must save as TOML that reads back
     // as the same settings, and apply to a configuration.

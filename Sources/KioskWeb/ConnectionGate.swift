@@ -5,15 +5,26 @@ import Logging
 import NIOCore
 import NIOHTTPTypes
 
-/// Connections open at once, shared by every connection of one server.
+/// Connections open at once, shared by every connection of one server: `limit` in all,
+/// and a quarter of it (at least 4) from any one address but loopback.
 final class ConnectionCounter: Sendable {
     let limit: Int
     private let counts = Locked((open: 0, refused: 0))
+    private let perAddress: Locked<ConnectionsPerAddress>
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int) {
+        self.limit = limit
+        perAddress = Locked(ConnectionsPerAddress(limit: max(4, limit / 4)))
+    }
 
     var count: Int { counts.withLock { $0.open } }
-    var refusedTotal: Int { counts.withLock { $0.refused } }
+    var refusedTotal: Int { counts.withLock { $0.refused } + perAddress.withLock { $0.refused } }
+
+    /// Counts a connection from `address`; false (not counted) when that address has its
+    /// share open already.
+    func enter(address: String) -> Bool { perAddress.withLock { $0.enter(address) } }
+
+    func leave(address: String) { perAddress.withLock { $0.leave(address) } }
 
     /// Counts a new connection; returns whether it is within the limit.
     func enter() -> Bool {
@@ -39,6 +50,8 @@ final class ConnectionWatch: ChannelInboundHandler, RemovableChannelHandler {
     private let headDeadline: TimeAmount
     private(set) var overLimit = false
     private var counted = false
+    /// The client's address, when counted against its share.
+    private var countedAddress: String?
     private var upgraded = false
     private var deadline: Scheduled<Void>?
 
@@ -50,6 +63,9 @@ final class ConnectionWatch: ChannelInboundHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         counted = true
         overLimit = !counter.enter()
+        if !overLimit, let address = context.channel.remoteAddress?.ipAddress {
+            if counter.enter(address: address) { countedAddress = address } else { overLimit = true }
+        }
         arm(context.channel, after: overLimit ? .seconds(2) : headDeadline)
     }
 
@@ -85,6 +101,10 @@ final class ConnectionWatch: ChannelInboundHandler, RemovableChannelHandler {
         if counted {
             counted = false
             counter.leave()
+        }
+        if let address = countedAddress {
+            countedAddress = nil
+            counter.leave(address: address)
         }
     }
 

@@ -9,13 +9,15 @@ import NIOPosix
 /// WS-Discovery for ONVIF (`[onvif] discovery`): on the web server's event loop, a UDP
 /// socket on port 3702 in the multicast group 239.255.255.250 answers matching Probes
 /// with a ProbeMatch to the sender (its XAddrs on the address that sender reaches us
-/// at), and the camera says Hello when it starts and Bye when it stops.
+/// at), and the camera says Hello when it starts and Bye when it stops. Answers are
+/// rationed (`DiscoveryAnswerBudget`): a forged source must not make it an amplifier.
 public final class ONVIFDiscovery: Sendable {
     private let device: @Sendable (_ host: String) -> ONVIFDevice?
     private let eventLoops: any EventLoopGroup
     private let logger: Logger
     private let channel = Locked<(any Channel)?>(nil)
     private let answered = Locked(0)
+    private let budget = Locked(DiscoveryAnswerBudget.standard)
 
     init(eventLoops: any EventLoopGroup, logger: Logger, device: @escaping @Sendable (_ host: String) -> ONVIFDevice?) {
         self.eventLoops = eventLoops
@@ -71,6 +73,8 @@ public final class ONVIFDiscovery: Sendable {
         guard case .success(let envelope) = SOAPParser.parse(bytes), let messageID = WSDiscovery.matchingProbe(envelope),
               let senderAddress = sender.ipAddress,
               let device = device(Self.localAddress(towards: senderAddress) ?? "0.0.0.0") else { return }
+        // UDP's source address is whatever the sender wrote: answers are rationed.
+        guard budget.withLock({ $0.take(now: ProcessInfo.processInfo.systemUptime) }) else { return }
         answered.withLock { $0 += 1 }
         let reply = WSDiscovery.probeMatch(relatesTo: messageID, messageID: "urn:uuid:" + UUID().uuidString.lowercased(), device: device)
         channel.writeAndFlush(AddressedEnvelope(remoteAddress: sender, data: ByteBuffer(string: reply)), promise: nil)

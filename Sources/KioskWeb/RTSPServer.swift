@@ -150,10 +150,14 @@ public final class RTSPServer: Sendable {
 
     // MARK: For the connections
 
-    /// A new connection's id, or nil when there are too many connections already.
+    /// A new connection's id, or nil when there are too many connections already, in all
+    /// or from `address` (half of `max_clients`, at least 4, but from loopback): one client
+    /// holding sockets open must not shut out the NVRs.
     func register(address: String, close: @escaping @Sendable () -> Void) -> Int? {
         state.withLock { state in
-            guard state.connections.count < configuration.maxClients * 2 + 4 else {
+            let fromThere = state.connections.values.filter { $0.facts.address == address }.count
+            guard state.connections.count < configuration.maxClients * 2 + 4,
+                  ConnectionsPerAddress.admits(address, alreadyOpen: fromThere, limit: max(4, configuration.maxClients / 2)) else {
                 state.refused += 1
                 return nil
             }

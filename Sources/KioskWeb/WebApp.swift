@@ -153,7 +153,7 @@ struct WebApp: HTTPResponder {
             return response
         case .me:
             return WebResponses.json(["user": .string(identity?.user ?? ""), "role": .string(identity?.role.rawValue ?? "")])
-        case .status: return await statusAnswer()
+        case .status: return await statusAnswer(admin: identity?.role == .admin)
         case .library: return await library(request)
         case .events: return await events(request)
         case .media(let file): return await media(file, request: request, context: context)
@@ -199,11 +199,17 @@ struct WebApp: HTTPResponder {
         return response
     }
 
-    private func statusAnswer() async -> Response {
+    /// What `kioskcam status` says, for the status page. A viewer gets it without the
+    /// stream's and the broadcast's destinations and their errors: an RTMP key stands in
+    /// the URL's path, and only admins may see `stream.url` (in the settings).
+    private func statusAnswer(admin: Bool) async -> Response {
         let control = backend.control, status = status
         return await onBackgroundThread("kioskcam.web.status") {
             switch control.handle(.status) {
             case .success(var fields):
+                if !admin {
+                    for key in ["stream_destination", "stream_last_error", "broadcast"] { fields[key] = nil }
+                }
                 fields["web"] = .object(status())
                 if let celsius = Self.temperatureCelsius() { fields["temperature_celsius"] = .number(celsius) }
                 return WebResponses.json(fields)

@@ -125,11 +125,15 @@ final class WebGate: Sendable {
             logger.notice("web: login for \(user) from \(address) refused: throttled for \(wait) s")
             return .failure(Refusal(outcome: .throttled(seconds: wait)))
         }
-        guard hasUsers else { return .failure(Refusal(outcome: .noUsers)) }
+        guard hasUsers else {
+            state.withLock { $0.throttle.release(user: user, address: address) }
+            return .failure(Refusal(outcome: .noUsers))
+        }
         let role: WebRole?
         do {
             role = WebUserName.isValid(user) ? try store.verify(name: user, password: password) : nil
         } catch {
+            state.withLock { $0.throttle.release(user: user, address: address) }
             logger.error("web: cannot check a login: \(error)")
             return .failure(Refusal(outcome: .unavailable("\(error)")))
         }
@@ -140,7 +144,7 @@ final class WebGate: Sendable {
             logger.warning("web: wrong password for \(who) from \(address)\(wait)")
             return .failure(Refusal(outcome: next > 0 ? .throttled(seconds: next) : .wrong))
         }
-        state.withLock { $0.throttle.succeed(user: user, address: address) }
+        state.withLock { $0.throttle.succeed(user: user, address: address, now: clock()) }
         // RTSP's Digest needs a key made from the password, which only a typed password gives.
         if !digests.has(name: user) {
             do { try digests.set(name: user, password: password) } catch { logger.error("web: cannot keep \(user)'s RTSP Digest key: \(error)") }
@@ -176,10 +180,13 @@ final class WebGate: Sendable {
             logger.notice("\(protocolName): login for \(user) from \(address) refused: throttled for \(wait) s")
             return .throttled(seconds: wait)
         }
-        guard hasUsers else { return .noUsers }
+        guard hasUsers else {
+            state.withLock { $0.throttle.release(user: user, address: address) }
+            return .noUsers
+        }
         let role = currentRole(of: user)
         if let role, matches() {
-            state.withLock { $0.throttle.succeed(user: user, address: address) }
+            state.withLock { $0.throttle.succeed(user: user, address: address, now: clock()) }
             return .accepted(Identity(user: user, role: role), token: "")
         }
         let next = state.withLock { $0.throttle.fail(user: user, address: address, now: clock()) }
@@ -188,19 +195,24 @@ final class WebGate: Sendable {
     }
 
     /// A Digest nonce that says when it was made and that we made it (HMAC with a key
-    /// made at each start), so that no table of nonces is kept: `<seconds hex>.<tag hex>`.
+    /// made at each start), so that no table of nonces is kept: `<seconds hex>.<tag hex>`
+    /// (`DigestNonceClock` reads and writes the seconds).
     func makeNonce(now: Double = ProcessInfo.processInfo.systemUptime) -> String {
-        let stamp = String(UInt64(max(0, now)), radix: 16)
+        nonce(stamp: DigestNonceClock.stamp(uptime: now))
+    }
+
+    private func nonce(stamp: String) -> String {
         let tag = HMAC<SHA256>.authenticationCode(for: Array(stamp.utf8), using: SymmetricKey(data: nonceKey))
         return stamp + "." + Data(tag).prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Whether a nonce is ours and under five minutes old.
+    /// Whether a nonce is ours and under five minutes old. A client wrote it: its stamp is
+    /// checked as text before any arithmetic.
     func nonceIsFresh(_ nonce: String, now: Double = ProcessInfo.processInfo.systemUptime) -> Bool {
-        let parts = nonce.split(separator: ".")
-        guard parts.count == 2, parts[0].count <= 16, let made = UInt64(parts[0], radix: 16) else { return false }
-        guard makeNonce(now: Double(made)) == nonce else { return false }
-        return now - Double(made) <= 300 && Double(made) <= now + 1
+        let parts = nonce.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let made = DigestNonceClock.seconds(in: parts[0]) else { return false }
+        guard self.nonce(stamp: String(parts[0])) == nonce else { return false }
+        return DigestNonceClock.isFresh(madeAt: made, now: now)
     }
 
     private func currentRole(of user: String) -> WebRole? { users().first { $0.name == user }?.role }

@@ -116,6 +116,17 @@ final class ONVIFTests: XCTestCase {
         XCTAssertNil(ONVIFUsernameToken(envelope: envelope("<tds:GetScopes/>", header: badName)))
     }
 
+    /// A Probe's source address is the sender's word: answers are rationed, so a flood of
+    /// forged probes gets 20 answers at once and then 10 a second, never more.
+    func testDiscoveryAnswersAreRationed() {
+        var budget = DiscoveryAnswerBudget.standard
+        XCTAssertEqual((0..<1000).filter { _ in budget.take(now: 100) }.count, 20, "a burst of 20")
+        XCTAssertEqual(budget.refused, 980)
+        XCTAssertEqual((0..<1000).filter { _ in budget.take(now: 100.5) }.count, 5, "then 10 a second")
+        XCTAssertEqual((0..<1000).filter { _ in budget.take(now: 99) }.count, 0, "a clock that steps back gives nothing back")
+        XCTAssertEqual((0..<1000).filter { _ in budget.take(now: 200) }.count, 20, "a quiet minute refills only the burst")
+    }
+
     func testDiscoveryAnswersMatchingProbesOnly() throws {
         let probe = """
             <a:MessageID xmlns:a="http://schemas.xmlsoap.org/ws/2004/08/addressing">urn:uuid:42</a:MessageID>

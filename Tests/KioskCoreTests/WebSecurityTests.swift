@@ -147,7 +147,7 @@ final class WebSecurityTests: XCTestCase {
         XCTAssertEqual(throttle.fail(user: "alice", address: "10.0.0.1", now: 32), 60, "and the next miss doubles it")
         XCTAssertEqual(throttle.refusedTotal, 2)
         XCTAssertEqual(throttle.failuresTotal, 4)
-        throttle.succeed(user: "alice", address: "10.0.0.1")
+        throttle.succeed(user: "alice", address: "10.0.0.1", now: 33)
         XCTAssertEqual(throttle.admit(user: "alice", address: "10.0.0.1", now: 33), 0)
     }
 
@@ -171,6 +171,89 @@ final class WebSecurityTests: XCTestCase {
         for index in 0..<1000 { throttle.fail(user: "u\(index)", address: "a\(index)", now: Double(index)) }
         XCTAssertNil(throttle.entry(.user("u0")))
         XCTAssertNotNil(throttle.entry(.user("u999")))
+    }
+
+    /// Guesses sent in parallel (one per connection) were all admitted before the first
+    /// miss counted: the checks in flight count now, so no more are admitted than the free
+    /// attempts left, and one at a time once they are spent.
+    func testParallelGuessesGetNoMoreChecksThanTheFreeAttempts() {
+        var throttle = LoginThrottle(policy: PinThrottle(failuresBeforeLockout: 3, firstLockoutSeconds: 30, maximumLockoutSeconds: 3600))
+        let admitted = (0..<64).filter { _ in throttle.admit(user: "admin", address: "192.0.2.7", now: 0) == 0 }.count
+        XCTAssertEqual(admitted, 3, "64 guesses at once, 3 free attempts")
+        XCTAssertEqual(throttle.admit(user: "admin", address: "192.0.2.8", now: 0), 1, "the user's checks in flight hold another address too")
+        XCTAssertEqual(throttle.admit(user: "bob", address: "192.0.2.8", now: 0), 0, "another user from another address is not held")
+        for _ in 0..<3 { throttle.fail(user: "admin", address: "192.0.2.7", now: 0.2) }
+        XCTAssertEqual(throttle.admit(user: "admin", address: "192.0.2.7", now: 1), 30, "the third miss locks")
+        let afterTheWait = (0..<64).filter { _ in throttle.admit(user: "admin", address: "192.0.2.7", now: 31) == 0 }.count
+        XCTAssertEqual(afterTheWait, 1, "once the free attempts are spent, one check at a time")
+        throttle.release(user: "admin", address: "192.0.2.7")
+        XCTAssertEqual(throttle.admit(user: "admin", address: "192.0.2.7", now: 31), 0, "a check that ended frees its place")
+        throttle.succeed(user: "admin", address: "192.0.2.7", now: 32)
+        XCTAssertEqual((0..<64).filter { _ in throttle.admit(user: "admin", address: "192.0.2.7", now: 32) == 0 }.count, 3,
+                       "a right password gives the free attempts back")
+    }
+
+    /// A flood of failures under other names and addresses fills the table, but the
+    /// entries that lock nothing go first: the lock on the account under attack stays.
+    func testAFloodOfOtherKeysDoesNotEvictALockInForce() {
+        var throttle = LoginThrottle(policy: PinThrottle(failuresBeforeLockout: 3, firstLockoutSeconds: 30, maximumLockoutSeconds: 3600),
+                                     capacity: 100)
+        for _ in 0..<3 { throttle.fail(user: "admin", address: "192.0.2.7", now: 0) }
+        for index in 0..<1000 { throttle.fail(user: "u\(index)", address: "a\(index)", now: 1 + Double(index) / 100) }
+        XCTAssertEqual(throttle.entry(.user("admin"))?.failures, 3)
+        XCTAssertGreaterThan(throttle.admit(user: "admin", address: "198.51.100.1", now: 12), 0)
+        XCTAssertNotNil(throttle.entry(.user("u999")), "the newest of the rest stay")
+        XCTAssertNil(throttle.entry(.user("u0")))
+    }
+
+    /// Guessing a user's password locks the user, which anyone can cause: the addresses
+    /// the user logged in from lately are not held by it (an NVR keeps its stream), and
+    /// their logins do not give the guesser fresh attempts.
+    func testGuessesFromElsewhereDoNotLockOutAKnownAddress() {
+        var throttle = LoginThrottle(policy: PinThrottle(failuresBeforeLockout: 3, firstLockoutSeconds: 30, maximumLockoutSeconds: 3600))
+        XCTAssertEqual(throttle.admit(user: "nvr", address: "10.0.0.5", now: 0), 0)
+        throttle.succeed(user: "nvr", address: "10.0.0.5", now: 0)
+        for _ in 0..<3 {
+            XCTAssertEqual(throttle.admit(user: "nvr", address: "203.0.113.9", now: 10), 0)
+            throttle.fail(user: "nvr", address: "203.0.113.9", now: 10)
+        }
+        XCTAssertEqual(throttle.admit(user: "nvr", address: "198.51.100.2", now: 11), 29, "a new address waits for the user's lock")
+        XCTAssertEqual(throttle.admit(user: "nvr", address: "10.0.0.5", now: 11), 0, "the NVR's own address does not")
+        throttle.succeed(user: "nvr", address: "10.0.0.5", now: 11)
+        XCTAssertEqual(throttle.entry(.user("nvr"))?.failures, 3, "a login during the lock leaves the user's count")
+        XCTAssertEqual(throttle.admit(user: "nvr", address: "203.0.113.9", now: 12), 28, "so the guesser still waits")
+        XCTAssertEqual(throttle.admit(user: "nvr", address: "10.0.0.5", now: 12), 0)
+        throttle.fail(user: "nvr", address: "10.0.0.5", now: 12)
+        XCTAssertEqual(throttle.entry(.address("10.0.0.5"))?.failures, 1, "a known address still has its own count")
+        XCTAssertEqual(throttle.admit(user: "nvr", address: "10.0.0.6", now: 13), 59, "and its misses count on the user too")
+        let weekLater = 11 + LoginThrottle.knownForSeconds + 1
+        XCTAssertEqual(throttle.admit(user: "nvr", address: "10.0.0.5", now: weekLater), 0, "the user's lock has run out")
+        throttle.fail(user: "nvr", address: "10.0.0.5", now: weekLater)
+        XCTAssertGreaterThan(throttle.admit(user: "nvr", address: "10.0.0.5", now: weekLater + 1), 0,
+                             "a week after its last login the address is no longer known: the user's lock holds it")
+    }
+
+    /// One address holds at most its share of a server's connections, so sockets held
+    /// open by one client cannot shut out the rest; loopback (a proxy on the board) is
+    /// not capped.
+    func testOneAddressHoldsAtMostItsShareOfConnections() {
+        var open = ConnectionsPerAddress(limit: 4)
+        XCTAssertEqual((0..<10).filter { _ in open.enter("203.0.113.9") }.count, 4)
+        XCTAssertEqual(open.refused, 6)
+        XCTAssertTrue(open.enter("198.51.100.2"), "another address has its own share")
+        open.leave("203.0.113.9")
+        XCTAssertEqual(open.count("203.0.113.9"), 3)
+        XCTAssertTrue(open.enter("203.0.113.9"), "a closed one frees its place")
+        XCTAssertFalse(open.enter("203.0.113.9"))
+        for address in ["127.0.0.1", "::1", "::ffff:127.0.0.1"] {
+            XCTAssertEqual((0..<100).filter { _ in open.enter(address) }.count, 100, address)
+            XCTAssertEqual(open.count(address), 0, "\(address) is not counted")
+        }
+        for _ in 0..<10 { open.leave("192.0.2.1") }
+        XCTAssertEqual(open.count("192.0.2.1"), 0, "leaving what never entered changes nothing")
+        XCTAssertTrue(ConnectionsPerAddress.admits("10.0.0.5", alreadyOpen: 4, limit: 5))
+        XCTAssertFalse(ConnectionsPerAddress.admits("10.0.0.5", alreadyOpen: 5, limit: 5))
+        XCTAssertTrue(ConnectionsPerAddress.admits("127.0.0.1", alreadyOpen: 500, limit: 5))
     }
 
     // MARK: Credentials and origins

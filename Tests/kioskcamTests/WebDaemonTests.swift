@@ -252,6 +252,34 @@ final class WebDaemonTests: XCTestCase {
         XCTAssertEqual(later.status, 404, "a segment not made yet: \(later.body)")
     }
 
+    /// The stream's destination (an RTMP key stands in a URL's path) is for admins, who
+    /// also see `stream.url` in the settings: a viewer's status has neither it nor the
+    /// stream's error.
+    func testAViewersStatusHasNoStreamDestination() throws {
+        let folder = TemporaryDirectory()
+        let web = try startWeb(folder, extra: """
+            [stream]
+            url = "\(folder.path)/hls-secret-key-4711"
+            """)
+        defer { _ = web.daemon.terminate() }
+        try addUser(web, "alice", role: "admin")
+        try addUser(web, "bob", role: "viewer", password: "viewer pass 123")
+        XCTAssertEqual(try login(web, "alice").status, 200)
+        var destination: String?
+        let deadline = Date().addingTimeInterval(20)
+        while destination == nil, Date() < deadline {
+            destination = try request(web, "GET", "/api/status").json["stream_destination"] as? String
+            if destination == nil { Thread.sleep(forTimeInterval: 0.2) }
+        }
+        XCTAssertTrue(destination?.contains("secret-key-4711") == true, "the admin sees where the stream goes: \(destination ?? "nothing")")
+        XCTAssertEqual(try login(web, "bob", password: "viewer pass 123").status, 200)
+        let viewers = try request(web, "GET", "/api/status")
+        XCTAssertEqual(viewers.status, 200, viewers.body)
+        XCTAssertNotNil(viewers.json["stream_state"], viewers.body)
+        XCTAssertNil(viewers.json["stream_destination"], viewers.body)
+        XCTAssertFalse(viewers.body.contains("secret-key-4711"), viewers.body)
+    }
+
     /// Settings from the page: checked by the schema, saved to the state directory (the old
     /// file kept as .bak), applied by the daemon's reload, read by every command after; a
     /// viewer, a wrong value and a key the page does not show are refused, and nothing saved.

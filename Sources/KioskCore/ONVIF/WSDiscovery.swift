@@ -58,3 +58,37 @@ public enum WSDiscovery {
             """
     }
 }
+
+/// How many ProbeMatches the camera sends: at most `perSecond` a second, in bursts of up
+/// to `burst`. A Probe comes over UDP from any address it claims, and its answer is about
+/// 13 times larger, so without a budget a forged source would turn the camera into an
+/// amplifier aimed at someone else. NVRs probe a few times when they look; 10 a second
+/// answers a room full of them.
+public struct DiscoveryAnswerBudget: Sendable {
+    public let perSecond: Double
+    public let burst: Double
+    private var tokens: Double
+    private var lastTaken: Double?
+    /// Matching probes left unanswered since start.
+    public private(set) var refused = 0
+
+    public static let standard = DiscoveryAnswerBudget(perSecond: 10, burst: 20)
+
+    public init(perSecond: Double, burst: Double) {
+        self.perSecond = max(0, perSecond)
+        self.burst = max(1, burst)
+        tokens = self.burst
+    }
+
+    /// Whether an answer may go out at `now` (monotonic seconds); counts it when so.
+    public mutating func take(now: Double) -> Bool {
+        if let lastTaken, now > lastTaken { tokens = min(burst, tokens + (now - lastTaken) * perSecond) }
+        lastTaken = max(now, lastTaken ?? now)
+        guard tokens >= 1 else {
+            refused += 1
+            return false
+        }
+        tokens -= 1
+        return true
+    }
+}
