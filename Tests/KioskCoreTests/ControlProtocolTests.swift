@@ -251,6 +251,12 @@ final class ControlProtocolTests: XCTestCase {
             XCTAssertTrue(text.contains(expected), "missing \(expected) in:\n\(text)")
         }
         XCTAssertEqual(StatusReport(state: .idle).lines, ["state:        idle"])
+        // The uptime is the socket's number: one no daemon has is shown, never trapped on.
+        var odd = StatusReport(state: .idle)
+        for (seconds, shown) in [(1e300, "uptime:       11574074074d 01:46:40"), (-5, "uptime:       00:00:00")] {
+            odd.uptimeSeconds = seconds
+            XCTAssertEqual(odd.lines.last, shown)
+        }
         // A daemon that sends an error answer: decode throws that error.
         XCTAssertThrowsError(try ControlResponse(id: 1, failure: ControlError(.failed, "x")).decode(StatusReport.self)) { error in
             XCTAssertEqual(error as? ControlError, ControlError(.failed, "x"))

@@ -221,6 +221,20 @@ final class CameraHelperTests: XCTestCase {
         }
     }
 
+    /// The helper's opened format is checked before any arithmetic: a side or a rate no
+    /// camera has is refused (it reached `frameByteCount` and the encoder's Int32 fields).
+    func testAnOpenedFormatNoCameraHasIsRefused() {
+        let good = VideoFormat(size: FrameSize(width: 1280, height: 720), pixelFormat: .yuyv, framesPerSecond: 30)
+        let opened = CameraHelperOpened(name: "x", format: good, slotBytes: 1 << 21, slotCount: 4, details: Data())
+        XCTAssertEqual(opened.format, good)
+        for (width, height, rate) in [(Int.max, 720, 30), (1280, 1 << 40, 30), (3_000_000_000, 0, 30), (0, 720, 30),
+                                      (1280, 720, 0), (1280, 720, Int(Int32.max) + 1), (-2, 720, 30)] {
+            var bad = opened
+            (bad.width, bad.height, bad.framesPerSecond) = (width, height, rate)
+            XCTAssertNil(bad.format, "\(width)x\(height) at \(rate) fps")
+        }
+    }
+
     private func send(raw bytes: [UInt8], on channel: CameraHelperChannel) -> Bool {
         bytes.withUnsafeBytes { Glibc.send(channel.descriptor, $0.baseAddress, $0.count, 0) == $0.count }
     }

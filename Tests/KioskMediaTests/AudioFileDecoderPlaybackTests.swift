@@ -1,3 +1,4 @@
+import Foundation
 import KioskMedia
 import KioskTestSupport
 import XCTest
@@ -39,6 +40,38 @@ final class AudioFileDecoderPlaybackTests: XCTestCase {
         var calls = 0
         _ = try AudioFileDecoder(path: path).decodeInterleavedS16 { _ in calls += 1; return false }
         XCTAssertEqual(calls, 1, "false stops decoding")
+    }
+
+    /// A file's clock is outside data: an M4A whose third fragment on says its samples
+    /// stand 2^63 ticks before the start once trapped the player's sample arithmetic
+    /// (`skipUntil - first`) when played from 0.5 s. Such stamps are no position now: the
+    /// samples play on as counted.
+    func testAFragmentClockFarOutOfRangePlaysOnAsCounted() throws {
+        let folder = TemporaryDirectory()
+        let path = folder.path + "/torn-clock.m4a"
+        try Tool.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3",
+                                "-c:a", "aac", "-movflags", "frag_keyframe+empty_moov+default_base_moof", "-frag_duration", "500000", path])
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var at = 0, fragments = 0
+        while at + 8 <= bytes.count {
+            let size = Int(MP4HeaderLength.number(bytes[...], at: at, width: 4))
+            guard size >= 8, size <= bytes.count - at else { break }
+            if String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self) == "moof" {
+                fragments += 1
+                let tfdt = try XCTUnwrap(MP4HeaderLength.box(["traf", "tfdt"], in: bytes[(at + 8)..<(at + size)]))
+                XCTAssertEqual(bytes[tfdt.startIndex + 8], 1, "a 64-bit tfdt")
+                if fragments >= 3 {
+                    let farBack = withUnsafeBytes(of: (-0x7FFF_FFFF_FFFF_FF00 as Int64).bigEndian, Array.init)
+                    bytes.replaceSubrange((tfdt.startIndex + 12)..<(tfdt.startIndex + 20), with: farBack)
+                }
+            }
+            at += size
+        }
+        XCTAssertGreaterThanOrEqual(fragments, 5)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let frames = try AudioFileDecoder(path: path).decodeInterleavedS16(from: 0.5) { _ in true }
+        XCTAssertEqual(Double(frames) / 48_000, 2.5, accuracy: 0.1, "from 0.5 s to the end of 3 s, every sample counted")
     }
 
     func testAStartNoRecordingHasIsRefused() throws {

@@ -261,8 +261,9 @@ public struct StatusReport: Sendable, Equatable, Codable {
         return lines
     }
 
+    /// The socket's number, so clamped before it becomes an `Int` (1e300 would trap).
     static func uptimeText(_ seconds: Double) -> String {
-        let total = Int(max(0, seconds))
+        let total = seconds.isFinite ? Int(min(max(0, seconds), 1e15)) : 0
         let (days, hours, minutes, secs) = (total / 86_400, total / 3600 % 24, total / 60 % 60, total % 60)
         return days > 0 ? String(format: "%dd %02d:%02d:%02d", days, hours, minutes, secs) : String(format: "%02d:%02d:%02d", hours, minutes, secs)
     }

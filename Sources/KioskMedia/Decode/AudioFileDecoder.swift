@@ -325,7 +325,12 @@ public final class AudioFileDecoder {
                 defer { av_frame_unref(frame.pointer) }
                 let stamp = frame.pointer.pointee.best_effort_timestamp
                 if stamp != kc_av_nopts_value() {
-                    position = av_rescale_q(stamp - startTime, timeBase, perSample)
+                    // The file's numbers: a stamp whose offset overflows, or that lands past
+                    // 2^62 samples (av_rescale_q gives INT64_MIN when it cannot say), is no
+                    // position, so the sample arithmetic below never overflows.
+                    let (offset, overflow) = stamp.subtractingReportingOverflow(startTime)
+                    let sample = overflow ? Int64.min : av_rescale_q(offset, timeBase, perSample)
+                    if sample.magnitude <= 1 << 62 { position = sample }
                 }
                 let count = try mixFrame(into: channels)
                 output.convert(mixed, count: count)

@@ -120,7 +120,11 @@ public final class VideoFileDecoder {
             throw MediaError(.invalidInput, operation: "seek", path: path, detail: "the video stream has no time base")
         }
         let start = stream.pointee.start_time == kc_av_nopts_value() ? 0 : stream.pointee.start_time
-        let target = start + Int64((seconds * Double(base.den) / Double(base.num)).rounded(.down))
+        // start_time is the file's own number: the sum is checked, never trapped on.
+        let (target, overflow) = start.addingReportingOverflow(Int64((seconds * Double(base.den) / Double(base.num)).rounded(.down)))
+        guard !overflow else {
+            throw MediaError(.invalidInput, operation: "seek", path: path, detail: "the video stream's start time (\(start)) is no position in a file")
+        }
         try check(av_seek_frame(input.pointer, streamIndex, target, AVSEEK_FLAG_BACKWARD), .invalidInput,
                   "seek to \(seconds) s", path: path)
         avcodec_flush_buffers(codec.pointer)

@@ -49,6 +49,15 @@ public struct CameraHelperOpened: Codable, Sendable, Equatable {
         self.slotCount = slotCount
         self.details = details
     }
+
+    /// The camera's format, when every number is one a camera can have (sides of 1 to
+    /// 8,192 pixels, 1 to 1,000 frames a second); nil otherwise. The helper is another
+    /// process: its numbers reach the frame-size arithmetic and the encoder's 32-bit
+    /// fields, so they are checked here, once.
+    public var format: VideoFormat? {
+        guard (1...8192).contains(width), (1...8192).contains(height), (1...1000).contains(framesPerSecond) else { return nil }
+        return VideoFormat(size: FrameSize(width: width, height: height), pixelFormat: pixelFormat, framesPerSecond: framesPerSecond)
+    }
 }
 
 /// One frame in a slot, with the camera's counters as they were when it was sent.

@@ -78,14 +78,16 @@ public final class HelperCamera: VideoSource, FrameCounting, Sendable {
             throw CameraHelperError(failure ?? "the camera helper did not open the camera")
         }
         defer { close(descriptor) }
+        guard let format = description.format else {
+            Self.end(process)
+            throw CameraHelperError("the camera helper sent a format no camera has (\(description.width)x\(description.height) at \(description.framesPerSecond) fps)")
+        }
         do {
             slots = try SharedFrameSlots(descriptor: descriptor, slotBytes: description.slotBytes, slotCount: description.slotCount)
         } catch {
             Self.end(process)
             throw error
         }
-        let format = VideoFormat(size: FrameSize(width: description.width, height: description.height),
-                                 pixelFormat: description.pixelFormat, framesPerSecond: description.framesPerSecond)
         guard description.slotBytes >= format.frameByteCount else {
             Self.end(process)
             throw CameraHelperError("the camera helper's frame slots (\(description.slotBytes) bytes) are smaller than a \(format) frame")
