@@ -263,6 +263,13 @@ has "$work/err" "could not cut the clip"
 STUB_CLIP_PATH=$media/video/20261103/100000.mp4 run 1 "$scripts/kioskcam-pull" root@board --clip video/20261103/100000.mp4 -d "$work/clips"
 has "$work/err" "not a clip under exports/tmp"
 exists "$media/video/20261103/100000.mp4"
+# Or one that climbs out of it, or is no clip: refused the same way, nothing removed.
+for answer in "$media/exports/tmp/../../video/20261103/100000.mp4" "$media/exports/tmp/../video.mp4" \
+  "$media/exports/tmp/shadow" "$media/exports/tmp/.hidden.mp4" "exports/tmp/x.mp4"; do
+  STUB_CLIP_PATH=$answer run 1 "$scripts/kioskcam-pull" root@board --clip video/20261103/100000.mp4 -d "$work/clips"
+  has "$work/err" "not a clip under exports/tmp"
+done
+exists "$media/video/20261103/100000.mp4"
 unset STUB_MEDIA
 
 echo "== kioskcam-set-pin"
