@@ -117,7 +117,7 @@ final class MediaPlayerTests: XCTestCase {
         }
         XCTAssertTrue(waitUntilEnded(player, timeout: 8), "\(player.status)")
         player.seek(to: 1.0)   // after the end, too
-        usleep(300_000)
+        XCTAssertTrue(waitUntil(10, interval: 0.02) { player.status.position > 1.1 }, "playing on from 1 s: \(player.status)")
         let status = player.status
         player.stop()
         XCTAssertNil(status.failure)
@@ -144,7 +144,7 @@ final class MediaPlayerTests: XCTestCase {
         XCTAssertEqual(player.status.position, held, accuracy: 0.001)
         XCTAssertLessThanOrEqual(screen.pictures.count, count + 1, "no pictures while paused")
         player.togglePause()
-        usleep(300_000)
+        XCTAssertTrue(waitUntil(10, interval: 0.02) { player.status.position > held + 0.2 }, "playing on: \(player.status)")
         XCTAssertGreaterThan(player.status.position, held + 0.2)
         player.stop()
     }

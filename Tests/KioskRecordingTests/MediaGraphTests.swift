@@ -181,7 +181,10 @@ final class MediaGraphTests: XCTestCase {
         let camera = NumberedCamera(format: format)
         camera.start(into: graph)
         try graph.video.start()
-        Thread.sleep(forTimeInterval: 4)
+        // 4 s of frames at least, and until the slow ones have fallen behind.
+        let luma = try XCTUnwrap(graph.luma)
+        XCTAssertTrue(waitUntil(60) { camera.framesProduced >= 120 && slow.dropped.gops > 0 && luma.counters.skipped > 0 },
+                      "waited for 120 frames, a dropped GOP and a skipped luma frame: \(camera.framesProduced), \(slow.dropped), \(luma.counters)")
         try graph.video.stop()
         XCTAssertEqual(graph.video.waitUntilIdle(timeout: 10), .idle)
         camera.stop()
@@ -208,7 +211,9 @@ final class MediaGraphTests: XCTestCase {
         graph.encoder.add(ring)
         let camera = NumberedCamera(format: format)
         camera.start(into: graph)
-        Thread.sleep(forTimeInterval: 4)
+        // 4 s of frames at least, and the ring holding its 2 s.
+        XCTAssertTrue(waitUntil(60) { camera.framesProduced >= 120 && ring.held.seconds >= 2 },
+                      "waited for 120 frames and 2 s in the ring: \(camera.framesProduced), \(ring.held)")
         let triggerFrame = camera.framesProduced
         try graph.video.start(preEvent: (ring, 2))
         Thread.sleep(forTimeInterval: 1.5)

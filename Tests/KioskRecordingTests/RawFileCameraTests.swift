@@ -49,7 +49,8 @@ final class RawFileCameraTests: XCTestCase {
         let camera = try RawFileCamera(path: path, format: format, realtime: false, bufferCount: 3)
         let sink = CollectingSink(copyAndRelease: false)
         camera.start(into: sink)
-        // A sink that keeps every frame: replay waits (it never drops) at three.
+        // A sink that keeps every frame: replay waits (it never drops) at three, and stays.
+        XCTAssertTrue(waitUntil(30, interval: 0.02) { sink.heldCount == 3 }, "waited for 3 frames held: \(sink.heldCount)")
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertEqual(sink.heldCount, 3)
         XCTAssertEqual(sink.ended.wait(timeout: .now()), .timedOut)

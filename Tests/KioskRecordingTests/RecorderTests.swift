@@ -218,7 +218,7 @@ final class RecorderTests: XCTestCase {
             still.signal()
         }
         XCTAssertEqual(still.wait(timeout: .now() + 5), .success)
-        Thread.sleep(forTimeInterval: 1.5)
+        XCTAssertTrue(waitUntil(30) { recorder.status.secondsWritten > 0.5 }, "waited for 0.5 s written: \(recorder.status)")
         XCTAssertEqual(recorder.status.state, .recording)
         XCTAssertGreaterThan(recorder.status.bytesWritten, 0, "bytes are reported live")
         XCTAssertGreaterThan(recorder.status.secondsWritten, 0.5, "seconds are reported live")

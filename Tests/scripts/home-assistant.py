@@ -122,7 +122,9 @@ def main():
     try:
         # The broker.
         with open(os.path.join(folder, "mosquitto.conf"), "w") as f:
-            f.write(f"listener {mqtt_port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+            # log_type subscribe: the log says when a client subscribed to a topic (below).
+            f.write(f"listener {mqtt_port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                    "log_type error\nlog_type warning\nlog_type notice\nlog_type information\nlog_type subscribe\n")
         start(["mosquitto", "-c", os.path.join(folder, "mosquitto.conf")], "mosquitto.log")
         check("mosquitto listens", wait_for(10, lambda: socket.create_connection(("127.0.0.1", mqtt_port), 1).close() or True))
 
@@ -317,8 +319,10 @@ logger:
         check("an automation on the device trigger is saved", code == 200, body)
         check("the automation is on", wait_for(15, lambda: state("automation.kioskcam_event") == "on"), state("automation.kioskcam_event"))
         # The automation's MQTT subscription is made after it turns on, and event messages
-        # are not retained: nothing to wait for from outside, so a moment's grace.
-        time.sleep(2)
+        # are not retained: the broker's log says when Home Assistant subscribed.
+        broker_log = os.path.join(folder, "mosquitto.log")
+        check("Home Assistant subscribed to the device's events topic", wait_for(30, lambda: any(
+            line.rstrip().endswith("/events") for line in open(broker_log, errors="replace"))))
 
         # A manual event: "Event clip" on, "Motion" not, the switch on, the trigger fires.
         event_started = time.time()
@@ -344,9 +348,10 @@ logger:
         check("a clean stop makes the entities unavailable", wait_for(15, lambda: state(f"switch.{prefix}recording") == "unavailable"))
         daemon = start_daemon()
         check("after a restart the entities come back", wait_for(30, lambda: state(f"switch.{prefix}recording") == "off"))
-        time.sleep(2)
-        check("after a restart Last event is kept", state(f"sensor.{prefix}last_event") == last, (state(f"sensor.{prefix}last_event"), last))
-        check("after a restart Events today is kept", state(f"sensor.{prefix}events_today") == "1", state(f"sensor.{prefix}events_today"))
+        check("after a restart Last event is kept", wait_for(15, lambda: state(f"sensor.{prefix}last_event") == last),
+              (state(f"sensor.{prefix}last_event"), last))
+        check("after a restart Events today is kept", wait_for(15, lambda: state(f"sensor.{prefix}events_today") == "1"),
+              state(f"sensor.{prefix}events_today"))
 
         # Without [events]: their entities go.
         stop_daemon(daemon)
