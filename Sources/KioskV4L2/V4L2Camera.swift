@@ -10,11 +10,13 @@ import SystemPackage
 /// camera. Opening negotiates size, rate and pixel format (`negotiation` says why);
 /// `start` streams through mmap buffers on a thread of its own.
 ///
-/// Each frame is copied out of the driver's buffer into a pooled `MediaBuffer`, tightly
-/// packed (row padding removed), and the driver's buffer goes straight back — it is never
-/// held while the pipeline encodes. MJPEG frames are copied out, given back, then decoded
-/// to YU12. Timestamps are the driver's (CLOCK_MONOTONIC) when it stamps monotonically,
-/// else the time the frame was dequeued.
+/// A frame whose layout is the driver's buffer byte for byte is handed on in that buffer
+/// (leased) and requeued when the graph lets go of it. MJPEG, padded rows, a flagged
+/// frame, or one that would leave fewer than `buffersKeptQueued` buffers with the driver
+/// is copied into a pooled `MediaBuffer` (MJPEG then decoded to YU12) and its buffer
+/// requeued at once, so a slow consumer never starves the camera. Timestamps are the
+/// driver's (CLOCK_MONOTONIC) when it stamps monotonically, else the time the frame was
+/// dequeued.
 ///
 /// The stream ends with `.failed` when no frame arrives for `noFrameTimeout` seconds
 /// ("camera lost: no frame for 5 s") or the device goes away ("camera unplugged (ENODEV)").
