@@ -77,6 +77,9 @@ final class MediaViewHILTests: XCTestCase {
     private var avSyncGate: Double { 0.150 }
     /// What fails the gate: a second from tap to picture is a player that waits for something.
     private var firstPictureGate: Double { 1.0 }
+    /// How much darker on the panel each picture of a flash is than the one before (Y 18
+    /// lower in limited range: 18 × 255 / 219).
+    private static let flashStep = 18 * 255.0 / 219
 
     /// A 4x4 patch of `area` that is dark on `page` (a screenshot), so the white flash
     /// of the recording is a clear rise there; nil when every candidate is bright. Small,
@@ -180,16 +183,18 @@ final class MediaViewHILTests: XCTestCase {
         for folder in [work, day, work + "/shots", work + "/state"] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
-        // A 5 s recording whose picture flashes white at each second for 0.2 s (six
-        // pictures: a guest's player beside a CPU hog showed one in three, and missed every
-        // 0.1 s flash once) and whose sound clicks at each second from 1 s on (20 ms of
-        // 1 kHz), black and silent between: four marks for A/V sync. The flash at 0 s has
-        // no click: it is the first picture (tap → first picture, and the thumbnail), shown
+        // A 5 s recording whose picture flashes at each second for 0.2 s (six pictures: a
+        // guest's player beside a CPU hog showed one in three, and missed every 0.1 s flash
+        // once) and whose sound clicks at each second from 1 s on (20 ms of 1 kHz), black
+        // and silent between: four marks for A/V sync. A flash fades over its six pictures
+        // (Y 235, 217 … 145: white, then about 21 less on the panel each), so the first one
+        // seen says how many a slow player skipped (`flashDue`). The flash at 0 s has no
+        // click: it is the first picture (tap → first picture, and the thumbnail), shown
         // before the sound starts.
         let recording = day + "/101500.mp4"
         try run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=black:size=320x240:rate=30:duration=5",
                  "-f", "lavfi", "-i", "aevalsrc='if(gte(t,1)*lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)|if(gte(t,1)*lt(mod(t,1),0.02),0.8*sin(2*PI*1000*t),0)':s=48000:d=5",
-                 "-vf", "drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t,1),0.2)'",
+                 "-vf", "format=yuv420p,geq=lum='if(lt(mod(T,1),0.19),235-18*floor(mod(T,1)*30+0.5),16)':cb=128:cr=128",
                  "-c:v", "libx264", "-threads", "1", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k", recording], work: work)
         let config = work + "/kioskcam.toml"
         try """
@@ -382,7 +387,18 @@ extension MediaViewHILTests {
 
         // Picture − sound for each second's mark (the first picture, a second before the
         // first click, pairs with none).
-        let pairing = MarkPairing(pictures: flashes.onsets, sounds: clicks.onsets, window: 0.4)
+        // A slow player skips pictures: a flash first seen at its third picture was seen a
+        // fifteenth of a second late, and the player was no less in sync for it. Each flash's
+        // first picture seen says which it is by its brightness, so the time its first
+        // picture was due is the onset less that many thirtieths (run 1 of 2026-11-30 paired
+        // a flash 198 ms after its click: its sixth picture, likely).
+        let flashDue = flashes.onsets.map { onset -> (due: Double, skipped: Int) in
+            guard let sample = panel.first(where: { seconds($0.time) >= onset }) else { return (onset, 0) }
+            let skipped = Int(min(5, max(0, ((255 - sample.brightness) / Self.flashStep).rounded())))
+            return (onset - Double(skipped) / 30, skipped)
+        }
+        note("pictures of each flash skipped before the first seen: \(flashDue.map { String($0.skipped) }.joined(separator: " "))")
+        let pairing = MarkPairing(pictures: flashDue.map(\.due), sounds: clicks.onsets, window: 0.4)
         note("A/V sync, measured outside the player: " + pairing.summary)
         // How the start looked: where the sound's time 0 fell (a second before the first
         // click) against the first picture. Printed, not bounded: the first picture is
