@@ -42,10 +42,9 @@ final class AudioFileDecoderPlaybackTests: XCTestCase {
         XCTAssertEqual(calls, 1, "false stops decoding")
     }
 
-    /// A file's clock is outside data: an M4A whose third fragment on says its samples
-    /// stand 2^63 ticks before the start once trapped the player's sample arithmetic
-    /// (`skipUntil - first`) when played from 0.5 s. Such stamps are no position now: the
-    /// samples play on as counted.
+    /// A file's clock is outside data: an M4A that starts at 0.75 × 2^63 ticks and whose
+    /// third fragment on says −0.75 × 2^63 trapped the player: `stamp - startTime`
+    /// overflowed. Such stamps are no position now: the samples play on as counted.
     func testAFragmentClockFarOutOfRangePlaysOnAsCounted() throws {
         let folder = TemporaryDirectory()
         let path = folder.path + "/torn-clock.m4a"
@@ -60,18 +59,19 @@ final class AudioFileDecoderPlaybackTests: XCTestCase {
                 fragments += 1
                 let tfdt = try XCTUnwrap(MP4HeaderLength.box(["traf", "tfdt"], in: bytes[(at + 8)..<(at + size)]))
                 XCTAssertEqual(bytes[tfdt.startIndex + 8], 1, "a 64-bit tfdt")
-                if fragments >= 3 {
-                    let farBack = withUnsafeBytes(of: (-0x7FFF_FFFF_FFFF_FF00 as Int64).bigEndian, Array.init)
-                    bytes.replaceSubrange((tfdt.startIndex + 12)..<(tfdt.startIndex + 20), with: farBack)
-                }
+                let field = (tfdt.startIndex + 12)..<(tfdt.startIndex + 20)
+                let time = Int64(bitPattern: MP4HeaderLength.number(bytes[...], at: tfdt.startIndex + 12, width: 8))
+                let far: Int64 = 0x6000_0000_0000_0000
+                let patched = fragments >= 3 ? -far : far + time
+                bytes.replaceSubrange(field, with: withUnsafeBytes(of: patched.bigEndian, Array.init))
             }
             at += size
         }
         XCTAssertGreaterThanOrEqual(fragments, 5)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
-        let frames = try AudioFileDecoder(path: path).decodeInterleavedS16(from: 0.5) { _ in true }
-        XCTAssertEqual(Double(frames) / 48_000, 2.5, accuracy: 0.1, "from 0.5 s to the end of 3 s, every sample counted")
+        let frames = try AudioFileDecoder(path: path).decodeInterleavedS16 { _ in true }
+        XCTAssertEqual(Double(frames) / 48_000, 3, accuracy: 0.1, "all 3 s, every sample counted")
     }
 
     func testAStartNoRecordingHasIsRefused() throws {

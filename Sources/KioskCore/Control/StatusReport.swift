@@ -265,7 +265,8 @@ public struct StatusReport: Sendable, Equatable, Codable {
     static func uptimeText(_ seconds: Double) -> String {
         let total = seconds.isFinite ? Int(min(max(0, seconds), 1e15)) : 0
         let (days, hours, minutes, secs) = (total / 86_400, total / 3600 % 24, total / 60 % 60, total % 60)
-        return days > 0 ? String(format: "%dd %02d:%02d:%02d", days, hours, minutes, secs) : String(format: "%02d:%02d:%02d", hours, minutes, secs)
+        let clock = String(format: "%02d:%02d:%02d", hours, minutes, secs)
+        return days > 0 ? "\(days)d " + clock : clock
     }
 }
 
