@@ -100,9 +100,7 @@ final class StreamOutputTests: XCTestCase {
             return process
         }
         let first = try receiver("first.flv")
-        // Listening, read from /proc/net/tcp (a test connect would take ffmpeg's one accept).
-        XCTAssertTrue(waitUntil(30) { !first.isRunning || socketStates(localPort: port).contains("0A") } && first.isRunning,
-                      "waited for the ffmpeg receiver to listen on port \(port)")
+        XCTAssertTrue(waitForListener(port: port, first), "waited for the ffmpeg receiver to listen on port \(port)")
         let stream = StreamOutput(url: url, queueBytes: 600_000, clock: SystemClock(), logger: logger)
         graph.encoder.add(stream)
         let camera = NumberedCamera(format: format)

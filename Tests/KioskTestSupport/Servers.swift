@@ -69,6 +69,14 @@ public func waitUntil(_ seconds: Double, interval: Double = 0.1, _ condition: ()
     return condition()
 }
 
+/// Whether `listener` (an `ffmpeg -listen` receiver) came to listen on TCP `port` (or bind
+/// UDP `port`, for SRT) within `seconds` and still runs: read from /proc/net, since a
+/// probing connection would be the one connection it accepts.
+public func waitForListener(port: Int, udp: Bool = false, _ listener: Process, seconds: Double = 30) -> Bool {
+    let listening = waitUntil(seconds) { !listener.isRunning || socketStates(localPort: port, udp: udp).contains(udp ? "07" : "0A") }
+    return listening && listener.isRunning
+}
+
 /// `kioskcam status --json` of the daemon `config` configures, as a dictionary (empty when it fails).
 public func kioskcamStatus(config: String) -> [String: Any] {
     guard let output = try? Tool.run(Package.kioskcamBinary, ["status", "--json", "--config", config], allowFailure: true),

@@ -71,11 +71,9 @@ final class BroadcastCommandTests: XCTestCase {
     }
 
     /// Waits until `receiver` (an `ffmpeg` listener) listens on `port` (TCP) or has bound it
-    /// (UDP, for SRT): read from /proc/net, since a probing connection would be the one
-    /// connection it accepts.
+    /// (UDP, for SRT): `waitForListener`.
     func waitForReceiver(port: Int, udp: Bool = false, _ receiver: Process, file: StaticString = #filePath, line: UInt = #line) throws {
-        let listening = waitUntil(30) { !receiver.isRunning || socketStates(localPort: port, udp: udp).contains(udp ? "07" : "0A") }
-        XCTAssertTrue(listening && receiver.isRunning,
+        XCTAssertTrue(waitForListener(port: port, udp: udp, receiver),
                       "waited for the ffmpeg receiver to \(udp ? "bind UDP" : "listen on TCP") port \(port) (running: \(receiver.isRunning))",
                       file: file, line: line)
     }
