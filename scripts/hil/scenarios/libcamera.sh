@@ -124,27 +124,41 @@ cpu_least() {
     done
     printf '%s\n' "$best"
 }
-# cpu_per_frame NAME ARGS...: prints "MILLISECONDS_PER_FRAME CPU_SECONDS FRAMES" (9 s minus 3 s).
+# cpu_per_frame NAME ARGS...: prints "MILLISECONDS_PER_FRAME CPU_SECONDS FRAMES" (9 s minus
+# 3 s), or "unmeasured CPU_SECONDS FRAMES" when the long recordings took no more CPU than the
+# short ones: on a loaded host a guest's CPU times swell with the host's preemptions, and
+# libcamera's start-up varies more than 6 s of frames cost. Fails (status 1) only when a
+# recording failed or the 9 s one holds no more frames than the 3 s one: those are faults.
 cpu_per_frame() {
     local name=$1 short long
     shift
     short=$(cpu_least "$name" 3 "$@") || return 1
     long=$(cpu_least "$name" 9 "$@") || return 1
     awk -v s="$short" -v l="$long" 'BEGIN { split(s, a, " "); split(l, b, " "); c = b[1] - a[1]; f = b[2] - a[2]
-        if (f > 0 && c > 0) printf "%.2f %.2f %d\n", 1000 * c / f, c, f; else exit 1 }'
+        if (f <= 0) exit 1; if (c > 0) printf "%.2f %.2f %d\n", 1000 * c / f, c, f; else printf "unmeasured %.2f %d\n", c, f }'
 }
-if [[ -n $vivid ]] && read -r lc_ms lc_cpu lc_frames <<<"$(cpu_per_frame libcamera --camera libcamera)" \
-    && read -r rgb_ms rgb_cpu rgb_frames <<<"$(cpu_per_frame vivid-rgb --camera "$vivid" --pixel-format BGR3)"; then
-    ratio_rgb=$(awk -v a="$lc_ms" -v b="$rgb_ms" 'BEGIN { printf "%.2f", a / b }')
+# The figure is printed, never gated (a timing bound belongs to the benchmark): the check
+# is that both cameras recorded and their longer files hold more frames. `read` from a
+# command's output would succeed on an empty line, so each result is kept and tested first.
+if [[ -n $vivid ]] && lc=$(cpu_per_frame libcamera --camera libcamera) \
+    && rgb=$(cpu_per_frame vivid-rgb --camera "$vivid" --pixel-format BGR3); then
+    read -r lc_ms lc_cpu lc_frames <<<"$lc"
+    read -r rgb_ms rgb_cpu rgb_frames <<<"$rgb"
+    if [[ $lc_ms == unmeasured || $rgb_ms == unmeasured ]]; then
+        ratio_rgb=unmeasured
+    else
+        ratio_rgb=$(awk -v a="$lc_ms" -v b="$rgb_ms" 'BEGIN { printf "%.2f", a / b }')
+    fi
     hil_log "CPU per frame at $SIZE, $FPS fps (9 s minus 3 s recordings, least of 2 each, no sound, x264 ultrafast):" \
         "libcamera (vimc, RGB888) $lc_ms ms ($lc_cpu s / $lc_frames frames);" \
         "V4L2 (vivid, BGR3) $rgb_ms ms ($rgb_cpu s / $rgb_frames)"
+    [[ $ratio_rgb == unmeasured ]] && hil_log "CPU per frame: unmeasured here: a 9 s recording took no more CPU than a 3 s one (a loaded host)"
     hil_log "CPU per frame ratio libcamera/V4L2: $ratio_rgb (same RGB layout)"
     printf 'libcamera_ms=%s v4l2_rgb_ms=%s ratio_rgb=%s\n' \
         "$lc_ms" "$rgb_ms" "$ratio_rgb" >"$HIL_RESULTS/cpu-per-frame.txt"
-    hil_pass "CPU per frame measured: libcamera/V4L2 = $ratio_rgb (same layout)"
+    hil_pass "CPU per frame: both cameras recorded 3 s and 9 s, the longer with more frames (libcamera +$lc_frames, vivid +$rgb_frames)"
 else
-    hil_fail "CPU per frame measured" "$(tail -n 2 "$WORK"/cpu-*.log 2>/dev/null | tr '\n' ' ')"
+    hil_fail "CPU per frame: both cameras record 3 s and 9 s" "$(tail -n 2 "$WORK"/cpu-*.log 2>/dev/null | tr '\n' ' ')"
 fi
 hil_modprobe -r vivid 2>/dev/null
 
