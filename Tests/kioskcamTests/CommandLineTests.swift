@@ -204,6 +204,42 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("configuration OK"))
     }
 
+    /// `config overlay --until` draws a file for each second, as `--time` does for one
+    /// (the HIL's overlay checks draw their candidates so); a range it cannot draw is refused.
+    func testConfigOverlayDrawsEachSecondOfARange() throws {
+        let folder = TemporaryDirectory()
+        let config = folder.path + "/k.toml"
+        try "[camera]\nsize = \"160x120\"\n[overlay]\ntext = \"%H:%M:%S\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let first = 1_795_916_443
+        let range = try kioskcam(["config", "overlay", "--config", config, "--time", "\(first)", "--until", "\(first + 2)",
+                                  "--out", folder.path + "/ref-{time}.yuv"])
+        XCTAssertEqual(range.status, 0, range.stderr)
+        let paths = (first...first + 2).map { folder.path + "/ref-\($0).yuv" }
+        XCTAssertEqual(range.stdout.split(separator: "\n").map(String.init), paths)
+        let pictures = try paths.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        XCTAssertEqual(pictures.map(\.count), [160 * 120 * 3 / 2, 160 * 120 * 3 / 2, 160 * 120 * 3 / 2])
+        XCTAssertEqual(Set(pictures).count, 3, "each second shows its own time")
+        let single = try kioskcam(["config", "overlay", "--config", config, "--time", "\(first + 1)", "--out", folder.path + "/one.yuv"])
+        XCTAssertEqual(single.status, 0, single.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/one.yuv")), pictures[1], "the same picture as --time alone")
+        let refused: [([String], String)] = [
+            (["--until", "\(first)"], "--until needs --time"),
+            (["--time", "\(first)", "--until", "\(first - 1)"], "must be from --time"),
+            (["--time", "\(first)", "--until", "\(first + 3_600)"], "must be from --time"),
+            (["--time", "\(first)", "--until", "nan"], "must be from --time"),
+        ]
+        for (arguments, message) in refused {
+            let result = try kioskcam(["config", "overlay", "--config", config, "--out", folder.path + "/x-{time}.yuv"] + arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        }
+        let unnamed = try kioskcam(["config", "overlay", "--config", config, "--time", "\(first)", "--until", "\(first + 1)",
+                                    "--out", folder.path + "/same.yuv"])
+        XCTAssertEqual(unnamed.status, 64, unnamed.stderr)
+        XCTAssertTrue(unnamed.stderr.contains("needs {time}"), unnamed.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.path + "/same.yuv"), "nothing written when refused")
+    }
+
     /// `config check` finds a missing MQTT password file or CA before the daemon would.
     func testConfigCheckFindsMissingMQTTFiles() throws {
         let folder = TemporaryDirectory()

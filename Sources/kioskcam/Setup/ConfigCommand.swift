@@ -30,44 +30,77 @@ struct ConfigCommand: ParsableCommand {
         @Option(help: "The time to show, in seconds since 1970 (default: now).")
         var time: Double?
 
+        @Option(help: ArgumentHelp("With --time: draw every second from --time to this one, a file each, named by --out with {time} in it (at most 3,600).",
+                                   valueName: "seconds"))
+        var until: Double?
+
         @Option(help: "The frame number {frame} shows.")
         var frame = 0
+
+        /// The most pictures one `--until` may ask for: an hour of seconds.
+        static let mostSeconds = 3_600
 
         func run() throws {
             try runReportingErrors {
                 let c = try common.loadConfiguration()
                 let seconds = time ?? Date().timeIntervalSince1970
                 guard seconds.isFinite, abs(seconds) < 1e11 else { throw CLIError("--time \(seconds) is not a time kioskcam can show", exitCode: 64) }
-                let picture: (size: FrameSize, pixels: [UInt8])
-                switch PictureMarksPreview.render(c, unixSeconds: seconds, frame: frame) {
-                case .success(let rendered): picture = rendered
-                case .failure(let error): throw CLIError("privacy.mask_png: \(error)", exitCode: 78)
+                guard let until else {
+                    print(try write(c, seconds: seconds, to: out.replacingOccurrences(of: "{time}", with: Self.name(seconds))))
+                    return
                 }
-                let bytes: [UInt8]
-                if out.lowercased().hasSuffix(".yuv") {
-                    bytes = picture.pixels
-                } else {
-                    do throws(MediaError) {
-                        // libswscale, as every other conversion: planar 4:2:0 to RGB24 for the PNG.
-                        let source = VideoFormat(size: picture.size, pixelFormat: .yuv420, framesPerSecond: c.camera.framesPerSecond)
-                        let converter = try PixelConverter(source: source, destinationSize: picture.size,
-                                                           destinationFormat: AV_PIX_FMT_RGB24)
-                        var rgb = [UInt8](repeating: 0, count: PixelFormat.rgb24.frameByteCount(picture.size))
-                        picture.pixels.withUnsafeBytes { yuv in
-                            rgb.withUnsafeMutableBytes { target in
-                                converter.convert(yuv.baseAddress!, intoPacked: target.baseAddress!, layout: .rgb24, size: picture.size)
-                            }
-                        }
-                        bytes = try PNGEncoder.encode(rgb, size: picture.size)
-                    } catch {
-                        throw CLIError("\(error)")
-                    }
+                // A range: the HIL's overlay check compares a picture with each second it may
+                // show, and one process for them all spares a guest a start-up per second.
+                guard time != nil else { throw CLIError("--until needs --time, the first second to draw", exitCode: 64) }
+                guard until.isFinite, until >= seconds, until - seconds < Double(Self.mostSeconds) else {
+                    throw CLIError("--until \(until) must be from --time to \(Self.mostSeconds - 1) s after it", exitCode: 64)
                 }
-                guard FileManager.default.createFile(atPath: out, contents: Data(bytes)) else {
-                    throw CLIError("cannot write \(out): check that its folder exists and is writable", exitCode: 73)
+                guard out.contains("{time}") else {
+                    throw CLIError("--out \(out) needs {time} in its name with --until, e.g. ref-{time}.yuv: one file a second", exitCode: 64)
                 }
-                print(out)
+                for step in 0...Int((until - seconds).rounded(.down)) {
+                    let shown = seconds + Double(step)
+                    print(try write(c, seconds: shown, to: out.replacingOccurrences(of: "{time}", with: Self.name(shown))))
+                }
             }
+        }
+
+        /// A time as a file name's part: whole seconds without a fraction.
+        static func name(_ seconds: Double) -> String {
+            seconds == seconds.rounded(.down) ? String(Int64(seconds)) : String(seconds)
+        }
+
+        /// Draws the marks as shown at `seconds` and writes them to `path`; returns `path`.
+        private func write(_ c: Configuration, seconds: Double, to path: String) throws -> String {
+            let picture: (size: FrameSize, pixels: [UInt8])
+            switch PictureMarksPreview.render(c, unixSeconds: seconds, frame: frame) {
+            case .success(let rendered): picture = rendered
+            case .failure(let error): throw CLIError("privacy.mask_png: \(error)", exitCode: 78)
+            }
+            let bytes: [UInt8]
+            if path.lowercased().hasSuffix(".yuv") {
+                bytes = picture.pixels
+            } else {
+                do throws(MediaError) {
+                    // libswscale, as every other conversion: planar 4:2:0 to RGB24 for the PNG.
+                    let source = VideoFormat(size: picture.size, pixelFormat: .yuv420, framesPerSecond: c.camera.framesPerSecond)
+                    let converter = try PixelConverter(source: source, destinationSize: picture.size,
+                                                       destinationFormat: AV_PIX_FMT_RGB24)
+                    var rgb = [UInt8](repeating: 0, count: PixelFormat.rgb24.frameByteCount(picture.size))
+                    picture.pixels.withUnsafeBytes { yuv in
+                        rgb.withUnsafeMutableBytes { target in
+                            converter.convert(yuv.baseAddress!, intoPacked: target.baseAddress!, layout: .rgb24, size: picture.size)
+                        }
+                    }
+                    bytes = try PNGEncoder.encode(rgb, size: picture.size)
+                } catch {
+                    throw CLIError("\(error)")
+                }
+            }
+            guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+                throw CLIError("cannot write \(path): check that its folder exists and is writable", exitCode: 73)
+            }
+            return path
         }
     }
 
