@@ -46,7 +46,7 @@ struct ConfigCommand: ParsableCommand {
                 let seconds = time ?? Date().timeIntervalSince1970
                 guard seconds.isFinite, abs(seconds) < 1e11 else { throw CLIError("--time \(seconds) is not a time kioskcam can show", exitCode: 64) }
                 guard let until else {
-                    print(try write(c, seconds: seconds, to: out.replacingOccurrences(of: "{time}", with: Self.name(seconds))))
+                    print(try write(c, seconds: seconds))
                     return
                 }
                 // A range: the HIL's overlay check compares a picture with each second it may
@@ -59,8 +59,7 @@ struct ConfigCommand: ParsableCommand {
                     throw CLIError("--out \(out) needs {time} in its name with --until, e.g. ref-{time}.yuv: one file a second", exitCode: 64)
                 }
                 for step in 0...Int((until - seconds).rounded(.down)) {
-                    let shown = seconds + Double(step)
-                    print(try write(c, seconds: shown, to: out.replacingOccurrences(of: "{time}", with: Self.name(shown))))
+                    print(try write(c, seconds: seconds + Double(step)))
                 }
             }
         }
@@ -70,8 +69,10 @@ struct ConfigCommand: ParsableCommand {
             seconds == seconds.rounded(.down) ? String(Int64(seconds)) : String(seconds)
         }
 
-        /// Draws the marks as shown at `seconds` and writes them to `path`; returns `path`.
-        private func write(_ c: Configuration, seconds: Double, to path: String) throws -> String {
+        /// Draws the marks as shown at `seconds` and writes them to `--out`, its `{time}`
+        /// (if any) replaced by that second; returns the path written.
+        private func write(_ c: Configuration, seconds: Double) throws -> String {
+            let path = out.replacingOccurrences(of: "{time}", with: Self.name(seconds))
             let picture: (size: FrameSize, pixels: [UInt8])
             switch PictureMarksPreview.render(c, unixSeconds: seconds, frame: frame) {
             case .success(let rendered): picture = rendered
