@@ -28,4 +28,16 @@ final class ContainerSniffTests: XCTestCase {
             XCTAssertNil(ContainerSniff(bytes).demuxerName)
         }
     }
+
+    /// Salvage names another container under a recording's name, but calls bytes that are
+    /// no container (zeros a power cut left at the start) damage, not a container.
+    func testOnlyAnotherContainerIsNamedAsOne() {
+        XCTAssertEqual(ContainerSniff(Array("#EXTM3U\n".utf8)).otherContainer, "an HLS playlist")
+        XCTAssertEqual(ContainerSniff(Array("RIFF".utf8) + [36, 0, 0, 0] + Array("AVI ".utf8)).otherContainer,
+                       "a RIFF file that is not WAV (AVI?)")
+        XCTAssertNil(ContainerSniff([UInt8](repeating: 0, count: 12)).otherContainer)
+        XCTAssertNil(ContainerSniff([]).otherContainer)
+        XCTAssertNil(ContainerSniff([0, 0, 0, 24] + Array("ftyp".utf8)).otherContainer)
+        XCTAssertNil(ContainerSniff.wave.otherContainer)
+    }
 }

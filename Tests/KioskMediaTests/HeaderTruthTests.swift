@@ -32,46 +32,6 @@ final class HeaderTruthTests: XCTestCase {
         return writer
     }
 
-    /// What three players say the file lasts, in seconds.
-    func playerDurations(_ path: String) throws -> [String: Double] {
-        let discoverer = try requiredProgram("gst-discoverer-1.0", package: "gstreamer1.0-plugins-base-apps")
-        let mediainfo = try requiredProgram("mediainfo", package: "mediainfo")
-        let gst = try Tool.run(discoverer, [path]).stdout
-        // "Duration: 0:00:05.005000000"
-        let line = try XCTUnwrap(gst.split(separator: "\n").first { $0.contains("Duration:") }, gst)
-        let clock = line.split(separator: " ").last!.split(separator: ":").compactMap { Double($0) }
-        XCTAssertEqual(clock.count, 3, String(line))
-        let gstSeconds = clock[0] * 3600 + clock[1] * 60 + clock[2]
-        let infoMilliseconds = try XCTUnwrap(Double(Tool.run(mediainfo, ["--Inform=General;%Duration%", path]).stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
-        let probe = try XCTUnwrap(Double(Tool.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path]).stdout
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
-        return ["gst-discoverer": gstSeconds, "mediainfo": infoMilliseconds / 1000, "ffprobe": probe]
-    }
-
-    /// Bytes of every packet of one stream (`v` or `a`), as ffprobe reads them.
-    func packetBytes(_ path: String, _ stream: String) throws -> Double {
-        let sizes = try Tool.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=size", "-of", "csv=p=0", path]).stdout
-        return sizes.split(separator: "\n").compactMap { Double($0) }.reduce(0, +)
-    }
-
-    /// maxBitrate and avgBitrate of the `btrt` boxes (video first), or of an `esds` for an .m4a.
-    func headerBitrates(_ header: [UInt8], box: String) -> [(max: UInt32, average: UInt32)] {
-        var found: [(UInt32, UInt32)] = []
-        var at = 4
-        while at + 4 <= header.count {
-            defer { at += 1 }
-            guard header[at..<(at + 4)].elementsEqual(box.utf8) else { continue }
-            // btrt: bufferSizeDB, maxBitrate, avgBitrate. esds (as libavformat writes it): version
-            // and flags, ES_Descriptor (tag, 4 length bytes, ES_ID, flags), DecoderConfigDescriptor
-            // (tag, 4 length bytes, object type, stream type, 3 bytes of buffer size).
-            let fields = box == "btrt" ? at + 8 : at + 4 + 4 + 5 + 3 + 5 + 2 + 3
-            guard fields + 8 <= header.count else { continue }
-            found.append((MP4HeaderTruth.read32(header[...], fields), MP4HeaderTruth.read32(header[...], fields + 4)))
-        }
-        return found
-    }
-
     func testPlayersReportTheRealLengthAndTheHeaderTheRealBitrate() throws {
         let folder = TemporaryDirectory()
         for (name, video) in [("clip.mp4", true), ("sound.m4a", false)] {
@@ -81,15 +41,14 @@ final class HeaderTruthTests: XCTestCase {
             XCTAssertEqual(real, 5.0, accuracy: 0.03, name)
             // Within one frame (a video frame, or 1024 AAC samples for sound).
             let frame = video ? 1.0 / 30 : 1024.0 / 48_000
-            for (player, seconds) in try playerDurations(path) {
+            for (player, seconds) in try PlayersRead.durations(path) {
                 XCTAssertEqual(seconds, real, accuracy: frame, "\(name): \(player) says \(seconds) s for \(real) s")
             }
-            let header = Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(4096))
-            let rates = headerBitrates(header, box: video ? "btrt" : "esds")
+            let rates = try PlayersRead.headerBitrates(path, box: video ? "btrt" : "esds")
             XCTAssertEqual(rates.count, video ? 2 : 1, name)
             let streams = video ? ["v", "a"] : ["a"]
             for (rate, stream) in zip(rates, streams) {
-                let measured = try packetBytes(path, stream) * 8 / real
+                let measured = try PlayersRead.packetBytes(path, stream) * 8 / real
                 XCTAssertEqual(Double(rate.average), measured, accuracy: measured * 0.10, "\(name) \(stream): average")
                 XCTAssertGreaterThanOrEqual(Double(rate.max), Double(rate.average) * 0.99, "\(name) \(stream): peak ≥ average")
                 XCTAssertLessThan(Double(rate.max), measured * 4, "\(name) \(stream): not the configured bitrate")

@@ -59,3 +59,65 @@ public struct MP4HeaderLength: Equatable {
         bytes.dropFirst(offset).prefix(width).reduce(0) { $0 << 8 | UInt64($1) }
     }
 }
+
+/// What players make of a finished file: its length as three players' own code reads it,
+/// where it really ends, and the bitrates its header states.
+public enum PlayersRead {
+    public struct Unreadable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Seconds, by player: GStreamer (gst-discoverer), MediaInfo and ffprobe.
+    public static func durations(_ path: String) throws -> [String: Double] {
+        let discoverer = try requiredProgram("gst-discoverer-1.0", package: "gstreamer1.0-plugins-base-apps")
+        let mediainfo = try requiredProgram("mediainfo", package: "mediainfo")
+        let gst = try Tool.run(discoverer, [path]).stdout
+        // "Duration: 0:00:05.005000000"
+        guard let line = gst.split(separator: "\n").first(where: { $0.contains("Duration:") }),
+              let clock = line.split(separator: " ").last?.split(separator: ":").compactMap({ Double($0) }), clock.count == 3
+        else { throw Unreadable(description: "gst-discoverer gave no duration for \(path): \(gst)") }
+        let info = try Tool.run(mediainfo, ["--Inform=General;%Duration%", path]).stdout
+        let probe = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path]).stdout
+        guard let milliseconds = Double(info.trimmingCharacters(in: .whitespacesAndNewlines)),
+              let seconds = Double(probe.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { throw Unreadable(description: "\(path): mediainfo said '\(info)', ffprobe '\(probe)'") }
+        return ["gst-discoverer": clock[0] * 3600 + clock[1] * 60 + clock[2], "mediainfo": milliseconds / 1000, "ffprobe": seconds]
+    }
+
+    /// Where the file's last packet ends (pts + duration, of any stream), in seconds: its
+    /// real length, read from the packets rather than from the header.
+    public static func packetEnd(_ path: String) throws -> Double {
+        let packets = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0", path]).stdout
+        let ends = packets.split(separator: "\n").compactMap { line -> Double? in
+            let fields = line.split(separator: ",").compactMap { Double($0) }
+            return fields.count == 2 ? fields[0] + fields[1] : nil
+        }
+        guard let end = ends.max() else { throw Unreadable(description: "\(path): ffprobe read no packets") }
+        return end
+    }
+
+    /// Bytes of every packet of one stream (`v` or `a`), as ffprobe reads them.
+    public static func packetBytes(_ path: String, _ stream: String) throws -> Double {
+        let sizes = try Tool.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=size", "-of", "csv=p=0", path]).stdout
+        return sizes.split(separator: "\n").compactMap { Double($0) }.reduce(0, +)
+    }
+
+    /// maxBitrate and avgBitrate of every `btrt` box in the first 4 KiB (video first), or
+    /// of an `esds` (an .m4a's sound has no `btrt`).
+    public static func headerBitrates(_ path: String, box: String) throws -> [(max: UInt64, average: UInt64)] {
+        let header = Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(4096))[...]
+        var found: [(UInt64, UInt64)] = []
+        var at = 4
+        while at + 4 <= header.count {
+            defer { at += 1 }
+            guard header[at..<(at + 4)].elementsEqual(box.utf8) else { continue }
+            // btrt: bufferSizeDB, maxBitrate, avgBitrate. esds (as libavformat writes it): version
+            // and flags, ES_Descriptor (tag, 4 length bytes, ES_ID, flags), DecoderConfigDescriptor
+            // (tag, 4 length bytes, object type, stream type, 3 bytes of buffer size).
+            let fields = box == "btrt" ? at + 8 : at + 4 + 4 + 5 + 3 + 5 + 2 + 3
+            guard fields + 8 <= header.count else { continue }
+            found.append((MP4HeaderLength.number(header, at: fields, width: 4), MP4HeaderLength.number(header, at: fields + 4, width: 4)))
+        }
+        return found
+    }
+}

@@ -14,14 +14,15 @@ final class PlayCommandTests: XCTestCase {
         try Tool.run("/usr/bin/timeout", ["-k", "5", "30", binary] + arguments, allowFailure: true)
     }
 
-    /// A 2 s 1 kHz AAC tone in an .m4a, and a picture-only .mp4.
+    /// A 2 s 1 kHz AAC tone in an .m4a, and a picture-only .mp4 in H.264, as kioskcam
+    /// writes them (the shipped kioskcam's FFmpeg decodes only what kioskcam makes).
     static func makeFiles(in folder: TemporaryDirectory) throws -> (tone: String, silent: String) {
         let tone = folder.path + "/tone.m4a"
         let silent = folder.path + "/picture.mp4"
         try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=2",
                                          "-c:a", "aac", tone])
         try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=0.5",
-                                         "-c:v", "mpeg4", silent])
+                                         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", silent])
         return (tone, silent)
     }
 
@@ -131,7 +132,7 @@ final class PlayCommandTests: XCTestCase {
 
         let silent = try kioskcam(["play", files.silent, "--device", "alsa:null"])
         XCTAssertEqual(silent.status, 1)
-        XCTAssertTrue(silent.stderr.contains("no audio stream") && silent.stderr.contains("video mpeg4"), silent.stderr)
+        XCTAssertTrue(silent.stderr.contains("no audio stream") && silent.stderr.contains("video h264"), silent.stderr)
 
         let text = folder.path + "/notes.txt"
         try Data("not sound".utf8).write(to: URL(fileURLWithPath: text))

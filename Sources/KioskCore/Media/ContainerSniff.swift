@@ -27,7 +27,7 @@ public enum ContainerSniff: Equatable, Sendable {
         } else if ascii(0..<4) == "RIFF", ascii(8..<12) == "WAVE" {
             self = .wave
         } else if head.isEmpty {
-            self = .other(what: "an empty file")
+            self = .other(what: Self.emptyFile)
         } else if ascii(0..<7) == "#EXTM3U" {
             self = .other(what: "an HLS playlist")
         } else if head[0] == 0x47 {
@@ -47,8 +47,18 @@ public enum ContainerSniff: Equatable, Sendable {
         } else if head.starts(with: [0, 0, 0, 1]) || head.starts(with: [0, 0, 1]) {
             self = .other(what: "a raw H.264 stream")
         } else {
-            self = .other(what: "not a recognised media file")
+            self = .other(what: Self.unrecognised)
         }
+    }
+
+    static let emptyFile = "an empty file"
+    static let unrecognised = "not a recognised media file"
+
+    /// The name of the other container it is ("an HLS playlist"); nil for ours, and for
+    /// bytes that are no container at all (an empty file, or a recording damaged at its start).
+    public var otherContainer: String? {
+        guard case .other(let what) = self, what != Self.emptyFile, what != Self.unrecognised else { return nil }
+        return what
     }
 
     /// libavformat's demuxer for it; nil for anything else.
