@@ -203,8 +203,12 @@ public enum Package {
     /// `swift test` builds the executable beside the test bundle, in whichever scratch path
     /// it was given: the one beside the running tests is built with the same flags, so
     /// under `scripts/sanitize` (`.build-tsan`, `.build-asan`) the sanitized binary runs.
-    /// `.build/debug` is only the last resort.
+    /// `.build/debug` is only the last resort. KIOSKCAM_PROGRAM, when set, names another
+    /// build to drive instead: scripts/test runs the media tests again against kioskcam as
+    /// it ships (release, its own FFmpeg), whatever that path holds (a missing program is
+    /// a failing test, never the debug build in its place).
     public static var kioskcamBinary: String {
+        if let shipped = ProcessInfo.processInfo.environment["KIOSKCAM_PROGRAM"], !shipped.isEmpty { return shipped }
         let runnerDirectory = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent().path
         let bundleDirectory = Bundle.main.bundleURL.deletingLastPathComponent().path
         let candidates = [runnerDirectory.map { $0 + "/kioskcam" }, bundleDirectory + "/kioskcam",
