@@ -32,6 +32,9 @@ let package = Package(
         /// The screen broadcast alone, for its 50 MB cap. Both programs ship built against
         /// the small static FFmpeg of scripts/build-release.
         .executable(name: "kioskcam-broadcast", targets: ["kioskcam-broadcast"]),
+        /// The camera helper, the one program that links libcamera (its LTTng, libdw, GnuTLS …):
+        /// kioskcam starts it for a libcamera camera and to list libcamera's cameras.
+        .executable(name: "kioskcam-camera", targets: ["kioskcam-camera"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -203,7 +206,7 @@ let package = Package(
         .target(
             name: "KioskAppliance",
             dependencies: [
-                "KioskCore", "KioskWakeUp", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskLibcamera",
+                "KioskCore", "KioskWakeUp", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2",
                 "KioskALSA", "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskMQTT", "KioskUpload", "CSystemd",
                 "KioskMicrophones", "KioskBroadcast", "KioskWeb",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -214,7 +217,7 @@ let package = Package(
         .executableTarget(
             name: "kioskcam",
             dependencies: [
-                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskLibcamera", "KioskALSA", "KioskWakeUp",
+                "KioskCore", "KioskMedia", "KioskSources", "KioskRecording", "KioskV4L2", "KioskALSA", "KioskWakeUp",
                 "KioskGPIO", "KioskInput", "KioskScreen", "KioskPIN", "KioskControl", "KioskAppliance", "KioskUpload",
                 "KioskCLI", "KioskBroadcast", "KioskMicrophones",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -225,6 +228,11 @@ let package = Package(
         .executableTarget(
             name: "kioskcam-broadcast",
             dependencies: ["KioskBroadcast", "KioskCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            linkerSettings: broadcastLinkerSettings
+        ),
+        .executableTarget(
+            name: "kioskcam-camera",
+            dependencies: ["KioskCore", "KioskSources", "KioskLibcamera", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             linkerSettings: broadcastLinkerSettings
         ),
 

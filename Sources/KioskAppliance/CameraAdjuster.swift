@@ -1,6 +1,5 @@
 import Foundation
 import KioskCore
-import KioskLibcamera
 import KioskRecording
 import KioskSources
 import KioskV4L2

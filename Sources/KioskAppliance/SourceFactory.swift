@@ -6,7 +6,6 @@ import KioskRecording
 import KioskSources
 import KioskALSA
 import KioskV4L2
-import KioskLibcamera
 import Logging
 
 /// Something done with a V4L2 camera each time it is opened again after an unplug
@@ -33,10 +32,16 @@ public enum SourceFactory {
             // libcamera first: a Raspberry Pi camera module is only usable through it (its
             // /dev/video nodes give raw sensor data). Where it lists nothing, as before.
             // USB cameras libcamera lists (its uvcvideo pipeline) stay with V4L2, as before.
-            if let manager = try? LibcameraManager(),
-               let id = manager.cameraIDs.first(where: { !LibcameraStreamChoice.isUSBCamera(id: $0) }) {
-                logger.notice("camera: auto: libcamera lists \(id) (of \(manager.cameraIDs.count)); using it, as a camera module works only through libcamera")
-                return try openLibcamera(id, configuration, logger: logger)
+            // Asked through the camera helper, which alone loads libcamera: an abort while
+            // it enumerates ends the helper, and V4L2 is tried next.
+            do {
+                let ids = try LibcameraListing.ask(program: CameraHelperProgram.path).cameras.map(\.id)
+                if let id = ids.first(where: { !LibcameraStreamChoice.isUSBCamera(id: $0) }) {
+                    logger.notice("camera: auto: libcamera lists \(id) (of \(ids.count)); using it, as a camera module works only through libcamera")
+                    return try openLibcamera(id, configuration, logger: logger)
+                }
+            } catch {
+                logger.notice("camera: auto: libcamera's cameras were not listed (\(error)); trying V4L2")
             }
             if let found = V4L2Discovery.cameras().first {
                 return try openV4L2(found.path, configuration, logger: logger, reopened: reopened)
@@ -98,7 +103,7 @@ public enum SourceFactory {
     private static func openLibcamera(_ id: String?, _ configuration: Configuration, logger: Logger) throws -> VideoSource {
         let c = configuration.camera
         let request = CameraFormatRequest(size: c.size, framesPerSecond: c.framesPerSecond, preferredFourCC: c.pixelFormat?.rawValue)
-        let program = cameraHelperProgram
+        let program = CameraHelperProgram.path
         @Sendable func open() throws -> LibcameraHelperCamera {
             let camera = try LibcameraHelperCamera(program: program, id: id, request: request, noFrameTimeout: c.lostAfterSeconds)
             for outcome in camera.apply(zoom: c.zoom, focus: c.focus, exposure: c.exposure, whiteBalance: c.whiteBalance,
@@ -114,16 +119,9 @@ public enum SourceFactory {
             throw ApplianceError("\(error)")
         }
         let model = first.model.isEmpty ? "" : " (\(first.model))"
-        logger.info("camera: \(first.name)\(model), libcamera \(LibcameraManager.version), in helper pid \(first.camera.pid): \(first.negotiation)")
+        logger.info("camera: \(first.name)\(model), libcamera \(first.libcameraVersion), in helper pid \(first.camera.pid): \(first.negotiation)")
         return CameraSupervisor(camera: first, open: { try open() }) { [name = first.name] health in
             if case .running = health { logger.info("camera \(name) is delivering frames") }
         }
-    }
-
-    /// The program a camera helper runs: this one (`kioskcam camera-helper`), or
-    /// `KIOSKCAM_PROGRAM` where the code runs inside another program (the test bundle).
-    static var cameraHelperProgram: String {
-        if let program = ProcessInfo.processInfo.environment["KIOSKCAM_PROGRAM"], !program.isEmpty { return program }
-        return (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 }

@@ -1,6 +1,7 @@
 import CLibcamera
 import Glibc
 import KioskCore
+import KioskSources
 import KioskV4L2
 import KioskWakeUp
 import SystemPackage

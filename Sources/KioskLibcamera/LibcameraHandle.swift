@@ -1,5 +1,6 @@
 import CLibcamera
 import KioskCore
+import KioskSources
 
 /// One camera handle of the shim: owned once, closed (stopped, released, buffers
 /// unmapped) in deinit — which, because every frame lent out in a mapped buffer holds

@@ -1,5 +1,6 @@
 import CLibcamera
 import KioskCore
+import KioskSources
 
 /// libcamera's camera manager: which cameras it lists. libcamera allows one manager per
 /// process; the shim shares it among every `LibcameraManager`, counted, and stops it when
@@ -45,22 +46,4 @@ public final class LibcameraManager: @unchecked Sendable {
             }
         }
     }
-}
-
-/// What `kioskcam probe` prints about a libcamera camera.
-public struct LibcameraCameraDescription: Codable, Sendable, Equatable {
-    public struct Control: Codable, Sendable, Equatable {
-        public var name: String
-        public var minimum: Double
-        public var maximum: Double
-        public var defaultValue: Double
-    }
-
-    public var id: String
-    public var model: String
-    /// The VideoRecording stream's formats (libcamera's names).
-    public var formats: [LibcameraFormatOffer]
-    public var controls: [Control]
-    /// Why the camera could not be described, if it could not.
-    public var error: String?
 }

@@ -20,8 +20,9 @@ public final class ChildProcess: Sendable {
     private let exitStatus = Locked<Int32?>(nil)
 
     /// Starts `program` with `arguments`, its standard input `input` (nil: /dev/null),
-    /// standard output and error the caller's, and no other descriptor of the caller's.
-    public init(program: String, arguments: [String], input: Int32? = nil) throws(ChildProcessError) {
+    /// standard output `output` (nil: the caller's), standard error the caller's, and no
+    /// other descriptor of the caller's.
+    public init(program: String, arguments: [String], input: Int32? = nil, output: Int32? = nil) throws(ChildProcessError) {
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
         posix_spawn_file_actions_init(&actions)
@@ -37,6 +38,7 @@ public final class ChildProcess: Sendable {
         } else {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }
+        if let output { posix_spawn_file_actions_adddup2(&actions, output, 1) }
         Self.closeFromThree(&actions)
         // Signals as a fresh process has them: the daemon's blocked or ignored ones
         // (SIGTERM is taken by its own handler) must not keep the child from stopping.

@@ -29,6 +29,6 @@ struct KioskCam: AsyncParsableCommand {
                       Probe.self, Salvage.self, ConfigCommand.self, PinCommand.self, StatusCommand.self, StartCommand.self, StopCommand.self,
                       EventCommand.self, MotionTune.self, CameraCommand.self, WatchCommand.self, InputMonitorCommand.self, Screenshot.self,
                       UploadCommand.self, BroadcastCommand.self, ClipCommand.self, WebUserCommand.self,
-                      OldBroadcastStart.self, OldBroadcastStop.self, OldInputEvents.self, CameraHelperCommand.self]
+                      OldBroadcastStart.self, OldBroadcastStop.self, OldInputEvents.self]
     )
 }

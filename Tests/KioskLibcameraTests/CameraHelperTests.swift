@@ -6,7 +6,7 @@ import KioskSources
 import KioskTestSupport
 import XCTest
 
-/// The camera helper process (`kioskcam camera-helper`) against the real program: the
+/// The camera helper process (`kioskcam-camera`) against the real program: the
 /// test pattern drives the same channel, shared slots and supervisor path that the
 /// libcamera camera takes in the HIL guest (scripts/hil/scenarios/libcamera.sh, where
 /// vimc is unbound and bound again under the daemon); here libcamera itself only gets as
@@ -50,8 +50,8 @@ final class CameraHelperTests: XCTestCase {
     }
 
     static func testPatternHelper(slots: Int = 8) throws -> HelperCamera {
-        try HelperCamera(program: Package.kioskcamBinary,
-                         arguments: ["camera-helper", "--source", "test-pattern", "--size", "320x240", "--fps", "15",
+        try HelperCamera(program: Package.cameraHelperBinary,
+                         arguments: ["--source", "test-pattern", "--size", "320x240", "--fps", "15",
                                      "--slots", String(slots)])
     }
 
@@ -149,19 +149,48 @@ final class CameraHelperTests: XCTestCase {
 
     /// A helper that cannot open its camera: its words reach the caller, it is gone.
     func testOpenFailuresSayWhy() throws {
-        XCTAssertThrowsError(try HelperCamera(program: Package.kioskcamBinary,
-                                              arguments: ["camera-helper", "--source", "test-pattern", "--size", "big", "--fps", "15"])) {
+        XCTAssertThrowsError(try HelperCamera(program: Package.cameraHelperBinary,
+                                              arguments: ["--source", "test-pattern", "--size", "big", "--fps", "15"])) {
             XCTAssertTrue("\($0)".contains("bad --size"), "\($0)")
         }
         // Real libcamera, which lists no camera on this machine.
-        XCTAssertThrowsError(try LibcameraHelperCamera(program: Package.kioskcamBinary, id: "no/such/camera",
+        XCTAssertThrowsError(try LibcameraHelperCamera(program: Package.cameraHelperBinary, id: "no/such/camera",
                                                        request: CameraFormatRequest(size: FrameSize(width: 320, height: 240), framesPerSecond: 15),
                                                        noFrameTimeout: 5)) {
             XCTAssertTrue("\($0)".contains("no/such/camera") && "\($0)".contains("probe"), "\($0)")
         }
-        XCTAssertThrowsError(try HelperCamera(program: "/nonexistent/kioskcam", arguments: ["camera-helper"])) {
-            XCTAssertTrue("\($0)".contains("/nonexistent/kioskcam"), "\($0)")
+        XCTAssertThrowsError(try HelperCamera(program: "/nonexistent/kioskcam-camera", arguments: [])) {
+            XCTAssertTrue("\($0)".contains("/nonexistent/kioskcam-camera"), "\($0)")
         }
+    }
+
+    /// libcamera's cameras listed by the helper, as libcamera in this process lists them;
+    /// a helper that is missing, fails, or hangs is an error that says so, in bounded time.
+    func testTheHelperListsLibcamerasCameras() throws {
+        let listing = try LibcameraListing.ask(program: Package.cameraHelperBinary)
+        XCTAssertNil(listing.error)
+        XCTAssertEqual(listing.version, LibcameraManager.version)
+        XCTAssertEqual(listing.cameras.map(\.id), try LibcameraManager().cameraIDs)
+        let described = try LibcameraListing.ask(program: Package.cameraHelperBinary, describe: true)
+        XCTAssertEqual(described.cameras.map(\.id), listing.cameras.map(\.id))
+
+        XCTAssertThrowsError(try LibcameraListing.ask(program: "/nonexistent/kioskcam-camera")) {
+            XCTAssertTrue("\($0)".contains("/nonexistent/kioskcam-camera") && "\($0)".contains("beside kioskcam"), "\($0)")
+        }
+        let folder = TemporaryDirectory()
+        let failing = folder.path + "/failing", hanging = folder.path + "/hanging"
+        try "#!/bin/sh\necho '{\"version\":'\nexit 3\n".write(toFile: failing, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\nexec sleep 30\n".write(toFile: hanging, atomically: true, encoding: .utf8)
+        chmod(failing, 0o755)
+        chmod(hanging, 0o755)
+        XCTAssertThrowsError(try LibcameraListing.ask(program: failing)) {
+            XCTAssertTrue("\($0)".contains("ended (exit status 3) without listing"), "\($0)")
+        }
+        let started = Date()
+        XCTAssertThrowsError(try LibcameraListing.ask(program: hanging, timeout: 1)) {
+            XCTAssertTrue("\($0)".contains("did not list libcamera's cameras within 1 s"), "\($0)")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "the hanging helper was not given up on")
     }
 
     /// The channel: a message with a descriptor attached arrives whole with a working

@@ -218,6 +218,11 @@ public enum Package {
         }
         return root() + "/.build/debug/kioskcam"
     }
+
+    /// The camera helper program, built beside `kioskcam` (and shipped beside it).
+    public static var cameraHelperBinary: String {
+        URL(fileURLWithPath: kioskcamBinary).deletingLastPathComponent().appendingPathComponent("kioskcam-camera").path
+    }
 }
 
 /// Test inputs written the way real tools would.

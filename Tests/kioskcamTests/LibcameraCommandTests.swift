@@ -47,6 +47,18 @@ final class LibcameraCommandTests: XCTestCase {
         }
     }
 
+    /// libcamera (and its LTTng, libdw, GnuTLS …) is loaded by the camera helper alone:
+    /// kioskcam starts without it, and an abort inside it cannot take the daemon down.
+    func testOnlyTheCameraHelperLinksLibcamera() throws {
+        func needed(_ program: String) throws -> [String] {
+            try Tool.run("readelf", ["-d", program]).stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }.map(String.init)
+        }
+        let kioskcam = try needed(Package.kioskcamBinary)
+        XCTAssertFalse(kioskcam.isEmpty, "readelf read no NEEDED entries")
+        XCTAssertFalse(kioskcam.contains { $0.contains("libcamera") }, kioskcam.joined(separator: "\n"))
+        XCTAssertTrue(try needed(Package.cameraHelperBinary).contains { $0.contains("libcamera.so") })
+    }
+
     func testAnUnknownLibcameraIDIsAClearError() throws {
         let result = try kioskcam(["record", "--camera", "libcamera:no-such-camera", "--duration", "1s", "--mic", "none",
                                    "--root", TemporaryDirectory().path, "--quiet"])

@@ -314,6 +314,7 @@ else
   run 0 "$scripts/kioskcam-deploy" root@board --binary "$binary" --remote-root "$root" --force
   if readelf -d "$binary" 2>/dev/null | grep -q 'libswiftCore\.so'; then has "$work/err" "links the Swift runtime dynamically"; fi
   if cmp -s "$binary" "$root/usr/bin/kioskcam"; then pass; else fail "the binary did not arrive intact"; fi
+  if cmp -s "$(dirname "$binary")/kioskcam-camera" "$root/usr/bin/kioskcam-camera"; then pass; else fail "the camera helper did not arrive beside kioskcam"; fi
   if [ "$(stat -c %a "$root/usr/bin/kioskcam")" = 755 ]; then pass; else fail "binary mode $(stat -c %a "$root/usr/bin/kioskcam")"; fi
   for path in usr/lib/systemd/system/kioskcam.service usr/lib/udev/rules.d/70-kioskcam.rules usr/lib/tmpfiles.d/kioskcam.conf \
     usr/lib/sysusers.d/kioskcam.conf etc/kioskcam/kioskcam.toml etc/systemd/system/multi-user.target.wants/kioskcam.service; do
@@ -379,7 +380,7 @@ echo "== package-deb (a stand-in binary: layout, control, maintainer scripts)"
 # /usr/bin/true: a small ELF without the Swift runtime, so the package logic is tested
 # in seconds; the real release .deb is built the same way (docs/board.md).
 run 0 "$scripts/package-deb" --arch "$(dpkg --print-architecture)" --binary /usr/bin/true --broadcast-binary /usr/bin/false \
-  --output "$work/deb" --compression none --version 1.2.3
+  --camera-binary /usr/bin/yes --output "$work/deb" --compression none --version 1.2.3
 deb=$work/deb/kioskcam_1.2.3_$(dpkg --print-architecture).deb
 exists "$deb"
 dpkg-deb --info "$deb" >"$work/info"
@@ -389,7 +390,7 @@ done
 # Both programs ship their own FFmpeg (scripts/build-release): Debian's is no dependency.
 lacks "$work/info" "libavcodec"
 dpkg-deb --contents "$deb" >"$work/contents"
-for path in ./usr/bin/kioskcam ./usr/bin/kioskcam-broadcast ./usr/lib/systemd/system/kioskcam.service ./usr/lib/udev/rules.d/70-kioskcam.rules \
+for path in ./usr/bin/kioskcam ./usr/bin/kioskcam-broadcast ./usr/bin/kioskcam-camera ./usr/lib/systemd/system/kioskcam.service ./usr/lib/udev/rules.d/70-kioskcam.rules \
   ./usr/lib/tmpfiles.d/kioskcam.conf ./usr/lib/sysusers.d/kioskcam.conf ./etc/kioskcam/kioskcam.toml ./usr/share/doc/kioskcam/copyright ./usr/share/doc/kioskcam/docs/timelapse.md ./usr/share/doc/kioskcam/docs/api.yaml; do
   has "$work/contents" " $path"
 done
@@ -411,6 +412,7 @@ dpkg_in_root() { dpkg --root="$droot" --force-script-chrootless --force-depends 
 run 0 dpkg_in_root -i "$deb"
 exists "$droot/usr/bin/kioskcam"
 exists "$droot/usr/bin/kioskcam-broadcast"
+exists "$droot/usr/bin/kioskcam-camera"
 exists "$droot/etc/systemd/system/multi-user.target.wants/kioskcam.service"
 has "$droot/etc/group" "kioskcam:x:"
 kioskcam_user "$droot"

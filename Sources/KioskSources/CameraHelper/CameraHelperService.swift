@@ -3,7 +3,7 @@ import Glibc
 import KioskCore
 
 /// The helper process's side of a camera run in a process of its own
-/// (`kioskcam camera-helper`): it serves one opened camera over the channel on its
+/// (`kioskcam-camera`): it serves one opened camera over the channel on its
 /// standard input. Each frame is copied into the first free shared slot (none free: it
 /// is dropped and counted, as the camera's own pool does) and announced; the daemon
 /// sends the slot back when the graph has let go of it. The first free slot is always

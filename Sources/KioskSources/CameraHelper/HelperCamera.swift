@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import KioskCore
 
-/// A camera run in a helper process, as a `VideoSource`: `kioskcam camera-helper` opens
+/// A camera run in a helper process, as a `VideoSource`: `kioskcam-camera` opens
 /// the camera there and hands its frames over through shared memory, each lent to the
 /// graph in place (`MediaBuffer`) and given back when the graph lets go.
 ///

@@ -3,7 +3,7 @@ import Foundation
 import KioskALSA
 import KioskCLI
 import KioskCore
-import KioskLibcamera
+import KioskSources
 import KioskV4L2
 
 /// `kioskcam probe`: what cameras and microphones this machine has, and what they can do.
@@ -16,6 +16,8 @@ struct Probe: ParsableCommand {
     var json = false
 
     struct Report: Codable {
+        /// libcamera's version, as the camera helper has it.
+        var libcameraVersion: String
         /// libcamera's cameras (camera.source = "libcamera:ID"); empty where it lists none.
         var libcameraCameras: [LibcameraCameraDescription]
         /// Why libcamera could not be asked, if it could not.
@@ -27,14 +29,15 @@ struct Probe: ParsableCommand {
 
     func run() throws {
         let discovery = V4L2Discovery.scan()
-        var libcameraCameras: [LibcameraCameraDescription] = []
-        var libcameraError: String?
+        // Asked through the camera helper: kioskcam itself does not load libcamera.
+        var libcamera = LibcameraListing(version: "unknown", cameras: [])
         do {
-            libcameraCameras = try LibcameraManager().describeCameras()
+            libcamera = try LibcameraListing.ask(program: CameraHelperProgram.path, describe: true)
         } catch {
-            libcameraError = error.description
+            libcamera.error = error.description
         }
-        let report = Report(libcameraCameras: libcameraCameras, libcameraError: libcameraError, cameras: discovery.cameras,
+        let report = Report(libcameraVersion: libcamera.version, libcameraCameras: libcamera.cameras, libcameraError: libcamera.error,
+                            cameras: discovery.cameras,
                             skipped: discovery.skipped, microphones: ALSADevices.captureDevices())
         if json {
             let encoder = JSONEncoder()
@@ -75,7 +78,7 @@ struct Probe: ParsableCommand {
     /// libcamera's cameras: what `camera.source = "libcamera:ID"` names, formats by
     /// libcamera's names with the V4L2 fourcc of the same bytes.
     private func printLibcamera(_ report: Report) {
-        print("libcamera cameras (libcamera \(LibcameraManager.version)):")
+        print("libcamera cameras (libcamera \(report.libcameraVersion)):")
         if let error = report.libcameraError { print("  libcamera did not start: \(error)") }
         if report.libcameraCameras.isEmpty, report.libcameraError == nil { print("  none listed") }
         for camera in report.libcameraCameras {

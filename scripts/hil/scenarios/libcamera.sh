@@ -223,20 +223,27 @@ else
 fi
 # --- vimc unbound and bound again under the recording daemon --------------------------------
 # libcamera 0.0.3 aborts the process running its camera manager when a camera module comes
-# back ("duplicated ID"). The daemon runs the camera in a helper process (`kioskcam
-# camera-helper`): the helper ends with the camera, the supervisor starts a fresh one (a
+# back ("duplicated ID"). The daemon runs the camera in a helper process (`kioskcam-camera`,
+# the one program that links libcamera): the helper ends with the camera, the supervisor starts a fresh one (a
 # fresh camera manager) once the camera is back, and the daemon stays up and records on.
 helper_pids() {
     local p
     for p in /proc/[0-9]*; do
-        [[ $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) == *" camera-helper "* ]] && echo "${p#/proc/}"
+        [[ $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) == *"kioskcam-camera --source "* ]] && echo "${p#/proc/}"
     done
 }
 delivering() { grep -c "is delivering frames" "$daemon/daemon.log"; }
 if kill -0 "$DAEMON" 2>/dev/null && "$KIOSKCAM" start --config "$daemon/kioskcam.toml" >/dev/null 2>&1 \
     && hil_wait_for 60 hil_has_part "$daemon/media"; then
     first_helper=$(helper_pids | head -n 1)
-    if [[ -n $first_helper ]]; then hil_pass "rebind: the camera runs in helper pid $first_helper"; else hil_fail "rebind: the camera runs in a helper" "no camera-helper process"; fi
+    if [[ -n $first_helper ]]; then hil_pass "rebind: the camera runs in helper pid $first_helper"; else hil_fail "rebind: the camera runs in a helper" "no kioskcam-camera process"; fi
+    if grep -q libcamera "/proc/$DAEMON/maps"; then
+        hil_fail "rebind: the daemon itself has not loaded libcamera" "$(grep -m 1 libcamera "/proc/$DAEMON/maps")"
+    elif [[ -n $first_helper ]] && grep -q libcamera "/proc/$first_helper/maps"; then
+        hil_pass "rebind: libcamera is loaded in the helper only, not in the daemon"
+    else
+        hil_fail "rebind: libcamera is loaded in the helper" "no libcamera in the helper's maps"
+    fi
     before=$(delivering)
     echo vimc.0 >/sys/bus/platform/drivers/vimc/unbind
     if hil_wait_for 30 grep -q "recording resumes when the camera is back" "$daemon/daemon.log"; then
