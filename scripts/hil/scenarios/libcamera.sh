@@ -237,9 +237,10 @@ if kill -0 "$DAEMON" 2>/dev/null && "$KIOSKCAM" start --config "$daemon/kioskcam
     && hil_wait_for 60 hil_has_part "$daemon/media"; then
     first_helper=$(helper_pids | head -n 1)
     if [[ -n $first_helper ]]; then hil_pass "rebind: the camera runs in helper pid $first_helper"; else hil_fail "rebind: the camera runs in a helper" "no kioskcam-camera process"; fi
-    if grep -q libcamera "/proc/$DAEMON/maps"; then
-        hil_fail "rebind: the daemon itself has not loaded libcamera" "$(grep -m 1 libcamera "/proc/$DAEMON/maps")"
-    elif [[ -n $first_helper ]] && grep -q libcamera "/proc/$first_helper/maps"; then
+    # The library's file, not any path with the word (the scenario's folder has it).
+    if grep -qE '/libcamera(-base)?\.so' "/proc/$DAEMON/maps"; then
+        hil_fail "rebind: the daemon itself has not loaded libcamera" "$(grep -m 1 -E '/libcamera(-base)?\.so' "/proc/$DAEMON/maps")"
+    elif [[ -n $first_helper ]] && grep -qE '/libcamera(-base)?\.so' "/proc/$first_helper/maps"; then
         hil_pass "rebind: libcamera is loaded in the helper only, not in the daemon"
     else
         hil_fail "rebind: libcamera is loaded in the helper" "no libcamera in the helper's maps"
