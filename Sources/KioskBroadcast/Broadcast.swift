@@ -4,6 +4,7 @@ import Glibc
 import KioskCLI
 import KioskCore
 import KioskMedia
+import KioskSources
 import Logging
 
 /// The options of a broadcast: the same for `kioskcam broadcast` and `kioskcam-broadcast`.
@@ -172,9 +173,7 @@ public enum Broadcast {
 /// Which program runs a broadcast.
 public enum BroadcastProgram {
     /// The running program's path (`/proc/self/exe`).
-    public static var current: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    }
+    public static var current: String { RunningProgram.path }
 
     /// The small program built for the 50 MB cap (scripts/build-release): what the
     /// daemon starts when it is installed beside `program`.
@@ -183,7 +182,7 @@ public enum BroadcastProgram {
     /// How the daemon starts a broadcast: `kioskcam-broadcast` beside `program` when it is
     /// there, else `program broadcast` (the same options either way).
     public static func command(beside program: String = current) -> [String] {
-        let sibling = (program as NSString).deletingLastPathComponent + "/" + smallProgramName
+        let sibling = RunningProgram.sibling(smallProgramName, of: program)
         return access(sibling, X_OK) == 0 ? [sibling] : [program, "broadcast"]
     }
 }

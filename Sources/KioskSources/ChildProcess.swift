@@ -119,3 +119,17 @@ public final class ChildProcess: Sendable {
         return !isRunning
     }
 }
+
+/// The program that runs, and the programs shipped beside it (`kioskcam-broadcast`,
+/// `kioskcam-camera`), which kioskcam starts.
+public enum RunningProgram {
+    /// The running program's path (`/proc/self/exe`).
+    public static var path: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// The program called `name` in the same folder as `program`.
+    public static func sibling(_ name: String, of program: String = path) -> String {
+        (program as NSString).deletingLastPathComponent + "/" + name
+    }
+}

@@ -47,10 +47,7 @@ struct KioskCamCamera: ParsableCommand {
     var slots: Int = 8
 
     func run() throws {
-        if list || describe {
-            printListing()
-            return
-        }
+        if list || describe { printListing() }
         let channel = CameraHelperChannel(descriptor: STDIN_FILENO)
         var status: Int32 = 1
         do {
@@ -64,8 +61,8 @@ struct KioskCamCamera: ParsableCommand {
         _exit(status)
     }
 
-    /// libcamera's cameras, as `LibcameraListing` JSON on standard output.
-    private func printListing() {
+    /// libcamera's cameras, as `LibcameraListing` JSON on standard output; then exits.
+    private func printListing() -> Never {
         var listing = LibcameraListing(version: LibcameraManager.version, cameras: [])
         do {
             let manager = try LibcameraManager()

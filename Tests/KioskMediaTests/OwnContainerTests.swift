@@ -11,10 +11,8 @@ final class OwnContainerTests: XCTestCase {
     func testAnotherContainerUnderARecordingsNameIsRefusedNamingIt() throws {
         let folder = TemporaryDirectory()
         // An HLS playlist named .mp4 that lists a file: FFmpeg's probe would open it as HLS.
-        let secret = folder.path + "/secret.ts"
-        try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x64:rate=10:duration=1", "-f", "mpegts", secret])
-        let playlist = folder.path + "/101500.mp4"
-        try "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\n\(secret)\n#EXT-X-ENDLIST\n".write(toFile: playlist, atomically: true, encoding: .utf8)
+        let secret = folder.path + "/secret.ts", playlist = folder.path + "/101500.mp4"
+        try TestMedia.writeHLSPlaylist(playlist, listing: secret)
         let sound = folder.path + "/101500.m4a"
         try FileManager.default.copyItem(atPath: secret, toPath: sound)
 

@@ -227,6 +227,13 @@ public enum Package {
 
 /// Test inputs written the way real tools would.
 public enum TestMedia {
+    /// An MPEG transport stream at `stream` and an HLS playlist at `playlist` that lists it:
+    /// FFmpeg's probe would open the playlist as HLS (whatever its name) and read the stream.
+    public static func writeHLSPlaylist(_ playlist: String, listing stream: String) throws {
+        try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x64:rate=10:duration=1", "-f", "mpegts", stream])
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\n\(stream)\n#EXT-X-ENDLIST\n".write(toFile: playlist, atomically: true, encoding: .utf8)
+    }
+
     /// A 16-bit PCM WAV of a sine tone.
     public static func writeWAV(_ path: String, seconds: Double, sampleRate: Int = 48_000, channels: Int = 1, frequency: Double = 440) throws {
         try writeWAV(path, frames: Int(seconds * Double(sampleRate)), sampleRate: sampleRate, channels: channels) { index, _ in

@@ -43,10 +43,8 @@ final class FinishedFilesTests: XCTestCase {
     /// container, and nothing it lists is read.
     func testAnotherContainerUnderARecordingsNameIsRefusedByEveryReader() throws {
         let folder = TemporaryDirectory()
-        let listed = folder.path + "/listed.ts"
-        try Tool.run("/usr/bin/ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x64:rate=10:duration=1", "-f", "mpegts", listed])
-        let playlist = folder.path + "/playlist.mp4"
-        try "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\n\(listed)\n#EXT-X-ENDLIST\n".write(toFile: playlist, atomically: true, encoding: .utf8)
+        let listed = folder.path + "/listed.ts", playlist = folder.path + "/playlist.mp4"
+        try TestMedia.writeHLSPlaylist(playlist, listing: listed)
         let concat = folder.path + "/concat.mp4"
         try "ffconcat version 1.0\nfile '\(listed)'\n".write(toFile: concat, atomically: true, encoding: .utf8)
         let matroska = folder.path + "/matroska.mp4", avi = folder.path + "/avi.m4a"

@@ -18,12 +18,10 @@ enum OwnContainerInput {
                      hint: (Int32) -> String? = { _ in nil }) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw failure(kc_averror(errno), path, operation, detail, hint) }
-        var head = [UInt8](repeating: 0, count: ContainerSniff.headerLength)
-        let got = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, ContainerSniff.headerLength) }
+        let sniffed = ContainerSniff.of(descriptor: fd)
         let readError = errno
         Glibc.close(fd)
-        guard got >= 0 else { throw failure(kc_averror(readError), path, operation, detail, hint) }
-        let kind = ContainerSniff(head.prefix(got))
+        guard let kind = sniffed else { throw failure(kc_averror(readError), path, operation, detail, hint) }
         guard let name = kind.demuxerName else {
             guard case .other(let what) = kind else { throw failure(kc_averror(ENOSYS), path, operation, detail, hint) }
             throw MediaError(.invalidInput, operation: operation, path: path, detail: "it is \(what), not an MP4, M4A or WAV file",
@@ -42,5 +40,15 @@ enum OwnContainerInput {
     private static func failure(_ code: Int32, _ path: String, _ operation: String, _ detail: String,
                                 _ hint: (Int32) -> String?) -> MediaError {
         MediaError(.invalidInput, operation: operation, path: path, averror: code, detail: detail, hint: hint(code))
+    }
+}
+
+extension ContainerSniff {
+    /// What the file open at `fd` is, from its first bytes (read at offset 0, the
+    /// descriptor's own offset left alone); nil, with errno set, when they cannot be read.
+    public static func of(descriptor fd: Int32) -> ContainerSniff? {
+        var head = [UInt8](repeating: 0, count: headerLength)
+        let got = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return got < 0 ? nil : ContainerSniff(head.prefix(got))
     }
 }

@@ -129,9 +129,7 @@ public struct IncomingSalvage: Sendable {
         guard scan.hasHeader else {
             // Another container under a recording's name is named for what it is: it is
             // never handed to a demuxer that would read it.
-            var head = [UInt8](repeating: 0, count: ContainerSniff.headerLength)
-            let headLength = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-            let what = ContainerSniff(head.prefix(max(0, headLength))).otherContainer.map { " (it is \($0))" } ?? ""
+            let what = ContainerSniff.of(descriptor: fd)?.otherContainer.map { " (it is \($0))" } ?? ""
             guard fileSize > Self.largestHeaderOnly else { return discard(tempPath, "the file has no MP4 header" + what) }
             return quarantine(tempPath, reason: "no MP4 header in \(fileSize) bytes\(what.isEmpty ? " (damaged at the start)" : what)")
         }

@@ -238,9 +238,7 @@ public enum CameraHelperProgram {
     public static let name = "kioskcam-camera"
 
     public static var path: String {
-        let environment = ProcessInfo.processInfo.environment
-        let running = environment["KIOSKCAM_PROGRAM"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: running).deletingLastPathComponent().appendingPathComponent(name).path
+        let named = ProcessInfo.processInfo.environment["KIOSKCAM_PROGRAM"].flatMap { $0.isEmpty ? nil : $0 }
+        return RunningProgram.sibling(name, of: named ?? RunningProgram.path)
     }
 }
