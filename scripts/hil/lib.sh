@@ -75,6 +75,12 @@ hil_count_videos() { find "$1/video" -name '*.mp4' 2>/dev/null | wc -l; }
 hil_count_parts() { find "$1/.incoming" -name '*.part' 2>/dev/null | wc -l; }
 hil_has_video() { (($(hil_count_videos "$1") >= 1)); }
 hil_has_part() { (($(hil_count_parts "$1") >= 1)); }
+# hil_video_frames FILE: the video frames ffprobe decodes in FILE (empty when it cannot).
+hil_video_frames() {
+    ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" 2>/dev/null
+}
+# hil_decodes_cleanly FILE: ffmpeg decodes FILE to the end without a word of complaint.
+hil_decodes_cleanly() { [[ -z $(ffmpeg -nostdin -v error -i "$1" -f null - 2>&1) ]]; }
 
 # hil_part_has_seconds ROOT SECONDS: the recording being written under ROOT holds at
 # least SECONDS of video (its last frame's time, read from the .part itself). What a
@@ -533,8 +539,8 @@ EOT
     kill -9 "$daemon"
     wait "$daemon" 2>/dev/null
     movie=$(ls "$dir"/media/timelapse/*.mp4 2>/dev/null | head -n 1)
-    before=$(ffprobe -v error -count_frames -select_streams v -show_entries stream=nb_read_frames -of csv=p=0 "$movie" 2>/dev/null)
-    if [[ ${before:-0} -ge 5 ]] && [[ -z $(ffmpeg -nostdin -v error -i "$movie" -f null - 2>&1) ]] &&
+    before=$(hil_video_frames "$movie")
+    if [[ ${before:-0} -ge 5 ]] && hil_decodes_cleanly "$movie" &&
         [[ $(ffprobe -v error -select_streams v -show_entries stream=width,height -of csv=s=x:p=0 "$movie") == "$size" ]]; then
         hil_pass "$label timelapse: kill -9 leaves $(basename "$movie") playable, $before frames at $size"
     else
@@ -563,8 +569,8 @@ PY
         hil_wait_for 120 sh -c "[ \"\$('$kioskcam' status --json --config '$dir/kioskcam.toml' | python3 -c '$frames_of')\" -ge $((before + 3)) ]"; then
         kill -TERM "$daemon"
         wait "$daemon"
-        after=$(ffprobe -v error -count_frames -select_streams v -show_entries stream=nb_read_frames -of csv=p=0 "$movie" 2>/dev/null)
-        if [[ ${after:-0} -ge $((before + 3)) ]] && [[ -z $(ffmpeg -nostdin -v error -i "$movie" -f null - 2>&1) ]] &&
+        after=$(hil_video_frames "$movie")
+        if [[ ${after:-0} -ge $((before + 3)) ]] && hil_decodes_cleanly "$movie" &&
             [[ $(ls "$dir"/media/timelapse/ | wc -l) -eq 1 ]]; then
             hil_pass "$label timelapse: the next start continues the movie ($before → $after frames, plays)"
         else

@@ -25,7 +25,7 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 BUILD=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}
-KIOSKCAM=${KIOSKCAM:-$BUILD/kioskcam}
+KIOSKCAM=${KIOSKCAM_PROGRAM:-$BUILD/kioskcam}   # the shipped build when scripts/test names it
 HIL_XCTEST=$BUILD/kioskcamPackageTests.xctest   # what hil_xctest runs
 WORK=/tmp/hil-appliance
 FB=/dev/fb0
@@ -107,11 +107,12 @@ ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 # --- the daemon's user and the device groups, as on a board ------------------------------
 # The user and its groups from rootfs/usr/lib/sysusers.d/kioskcam.conf; udevd with the
 # project's rule (GPIO chips to group gpio) over the devices above; and `kioskcam run`,
-# started by the test from beside its bundle, as that user (hil_daemon_as_service_user).
+# started by the test (KIOSKCAM_PROGRAM, else the one beside its bundle: $KIOSKCAM), as
+# that user (hil_daemon_as_service_user).
 SERVICE_USER=0
 if ((ready)) && hil_service_user "$ROOT/rootfs" \
         && hil_udevd "$ROOT/rootfs/usr/lib/udev/rules.d/70-kioskcam.rules" -- video4linux media sound gpio graphics input \
-        && hil_daemon_as_service_user "$(dirname "$(realpath "$HIL_XCTEST")")/kioskcam"; then
+        && hil_daemon_as_service_user "$KIOSKCAM"; then
     SERVICE_USER=1
 else
     ready=0

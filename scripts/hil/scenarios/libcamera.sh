@@ -9,7 +9,7 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 . "${HIL_LIB:-$(dirname "${BASH_SOURCE[0]}")/../lib.sh}"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-KIOSKCAM=${KIOSKCAM:-${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}/kioskcam}
+KIOSKCAM=${KIOSKCAM_PROGRAM:-${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}/kioskcam}   # the shipped build when scripts/test names it
 WORK=/tmp/hil-libcamera
 # Small, as TCG is slow; vivid offers 320x180 too, so both paths are measured at one size.
 SIZE=320x180
@@ -107,7 +107,7 @@ cpu_run() {
         --duration "${seconds}s" --root "$WORK/cpu-$name-$seconds" --quiet "$@" >"$WORK/cpu-$name-$seconds.out" \
         2>"$WORK/cpu-$name-$seconds.log"; } 2>&1 ) || return 1
     file=$(cat "$WORK/cpu-$name-$seconds.out")
-    frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$file")
+    frames=$(hil_video_frames "$file")
     awk -v o="$out" -v f="$frames" 'BEGIN { split(o, t, " "); printf "%.2f %d\n", t[1] + t[2], f }'
 }
 # cpu_least NAME SECONDS ARGS...: the run with the least CPU of two. Other work on the

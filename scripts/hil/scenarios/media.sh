@@ -18,7 +18,7 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 BUILD=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}
-KIOSKCAM=${KIOSKCAM:-$BUILD/kioskcam}
+KIOSKCAM=${KIOSKCAM_PROGRAM:-$BUILD/kioskcam}   # the shipped build when scripts/test names it
 HIL_XCTEST=$BUILD/kioskcamPackageTests.xctest   # what hil_xctest runs
 WORK=/tmp/hil-media
 FB=/dev/fb0

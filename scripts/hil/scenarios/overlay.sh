@@ -15,7 +15,7 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 . "${HIL_LIB:-$(dirname "${BASH_SOURCE[0]}")/../lib.sh}"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-KIOSKCAM=${KIOSKCAM:-${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}/kioskcam}
+KIOSKCAM=${KIOSKCAM_PROGRAM:-${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}/kioskcam}   # the shipped build when scripts/test names it
 WORK=/tmp/hil-overlay
 # vivid's native 320x180 with libx264's fastest preset, as in capture.sh: TCG is slow.
 SIZE=320x180

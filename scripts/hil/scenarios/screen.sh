@@ -10,7 +10,7 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 BUILD=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}
-KIOSKCAM=${KIOSKCAM:-$BUILD/kioskcam}
+KIOSKCAM=${KIOSKCAM_PROGRAM:-$BUILD/kioskcam}   # the shipped build when scripts/test names it
 # The screen broadcast as it ships (scripts/build-broadcast: release, its own FFmpeg) when
 # scripts/test built it; otherwise this build's `kioskcam broadcast`.
 if [[ -n ${KIOSKCAM_BROADCAST_PROGRAM:-} && -x $KIOSKCAM_BROADCAST_PROGRAM ]]; then

@@ -12,7 +12,7 @@ set -uo pipefail   # no -e: every check runs and reports PASS or FAIL
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 BUILD=${KIOSKCAM_BUILD_DIR:-$ROOT/.build/debug}
-KIOSKCAM=${KIOSKCAM:-$BUILD/kioskcam}
+KIOSKCAM=${KIOSKCAM_PROGRAM:-$BUILD/kioskcam}   # the shipped build when scripts/test names it
 WORK=/tmp/hil-touch
 mkdir -p "$WORK"
 export HOME=$WORK
