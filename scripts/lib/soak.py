@@ -16,7 +16,12 @@ Targets:
   taken while a segment cut has two recordings open counts that one extra);
 - the last segment's audio and video start within one frame (1/30 s) of each other.
 Also reported: the trend of memory after the first minute (least squares, KiB per
-minute), dropped frames, and every segment's duration.
+minute), dropped frames, every segment's duration, and what the resident memory is at
+the end: anonymous (heap, stacks, the encoder's pictures, frame buffers), kioskcam's own
+file (code, constants, relocated data) and the libraries and other files, each with how
+much of it the daemon touched in the last minute (/proc/PID/clear_refs, then the pages'
+Referenced bits in smaps). File pages that were not touched are clean copies of the
+program the kernel drops when memory runs short; the touched ones are the working set.
 """
 
 import argparse
@@ -24,8 +29,10 @@ import datetime
 import glob
 import json
 import os
+import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -52,6 +59,50 @@ def open_fds(pid):
         except OSError:
             pass
     return targets
+
+
+def control_status(path):
+    """The daemon's status over its control socket (docs/control.md), asked from here rather
+    than by a `kioskcam status` process: such a process maps kioskcam's file too, and its
+    page faults would mark the daemon's code pages as touched (the working set, below)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(30)
+            connection.connect(path)
+            connection.sendall(b'{"v":1,"id":1,"cmd":"status"}\n')
+            reply = b""
+            while not reply.endswith(b"\n"):
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+        answer = json.loads(reply)
+        return answer.get("result", {}) if answer.get("ok") else {}
+    except (OSError, ValueError):
+        return {}
+
+
+MAPPING = re.compile(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$")
+
+
+def resident_by_kind(pid, binary):
+    """{kind: (resident KiB, of it referenced since the last clear_refs KiB)} from smaps."""
+    kinds = {}
+    kind = None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            header = MAPPING.match(line)
+            if header:
+                path = header.group(1)
+                kind = ("anonymous" if not path.startswith("/")
+                        else "kioskcam's file" if path == binary else "libraries, files")
+                continue
+            field, _, value = line.partition(":")
+            if field in ("Rss", "Referenced"):
+                resident, used = kinds.get(kind, (0, 0))
+                kib = int(value.split()[0])
+                kinds[kind] = (resident + kib, used) if field == "Rss" else (resident, used + kib)
+    return kinds
 
 
 def main():
@@ -108,6 +159,8 @@ socket_group = ""
         t0 = time.time()
         end = t0 + args.minutes * 60
         samples = []
+        working_set_from = end - 60      # the last minute: clear_refs, then read what was touched
+        working_set = None
         csv_path = os.path.join(work, "soak.csv")
         with open(csv_path, "w") as csv:
             csv.write("seconds,rss_kib,fds,recording_fds,threads,state,seconds_recorded,segment,dropped_frames\n")
@@ -122,8 +175,7 @@ socket_group = ""
                     threads = read_status_kib(pid, "Threads")
                     targets = open_fds(pid)
                     recording = sum(1 for t in targets if "/.incoming/" in t)
-                    reply = cli("status", "--json")
-                    status = json.loads(reply.stdout) if reply.returncode == 0 else {}
+                    status = control_status(os.path.join(work, "control.sock"))
                     sample = {"t": now - t0, "rss": rss, "fds": len(targets), "recording_fds": recording,
                               "threads": threads, "state": status.get("state", "?"),
                               "seconds": status.get("seconds_recorded", 0), "segment": status.get("segment", 0),
@@ -138,7 +190,12 @@ socket_group = ""
                     if sample["state"] != "recording":
                         failures.append(f"at {sample['t']:.0f} s the daemon was {sample['state']}, not recording")
                     next_sample += args.interval
+                if working_set is None and now >= working_set_from:
+                    with open(f"/proc/{pid}/clear_refs", "w") as f:
+                        f.write("1")
+                    working_set = {}
                 if now >= end:
+                    working_set = resident_by_kind(pid, os.path.realpath(binary))
                     break
                 if daemon.poll() is not None:
                     sys.exit(f"soak: the daemon exited ({daemon.returncode}) after {now - t0:.0f} s; see {log_path}")
@@ -190,6 +247,13 @@ socket_group = ""
           f"trend {slope:+.1f} KiB/min over {len(later)} samples")
     print(f"          first sample {samples[0]['rss'] / 1024:.2f} MiB at {samples[0]['t']:.0f} s; "
           f"threads {min(s['threads'] for s in later)}-{max(s['threads'] for s in later)}")
+    if working_set:
+        parts = [f"{kind} {kib / 1024:.1f} MiB ({used / 1024:.1f} touched)"
+                 for kind, (kib, used) in sorted(working_set.items(), key=lambda item: -item[1][0])]
+        total = sum(kib for kib, _ in working_set.values())
+        touched = sum(used for _, used in working_set.values())
+        print(f"resident: {total / 1024:.1f} MiB at the end, {touched / 1024:.1f} MiB of it touched in the last minute "
+              f"(the working set): {'; '.join(parts)}")
     print(f"fds:      {fd_min}-{fd_max} open after the first minute; without the second recording open at a "
           f"segment cut: {min(steady)}-{max(steady)} (target: constant)")
     full = durations[:-1]
