@@ -32,12 +32,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from benchcommon import control_request
 
 FPS = 30
 MIB_KIB = 1024
@@ -66,20 +67,10 @@ def control_status(path):
     than by a `kioskcam status` process: such a process maps kioskcam's file too, and its
     page faults would mark the daemon's code pages as touched (the working set, below)."""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.settimeout(30)
-            connection.connect(path)
-            connection.sendall(b'{"v":1,"id":1,"cmd":"status"}\n')
-            reply = b""
-            while not reply.endswith(b"\n"):
-                chunk = connection.recv(65536)
-                if not chunk:
-                    break
-                reply += chunk
-        answer = json.loads(reply)
-        return answer.get("result", {}) if answer.get("ok") else {}
+        reply, _, _ = control_request(path, "status")
     except (OSError, ValueError):
         return {}
+    return reply.get("result", {}) if reply.get("ok") else {}
 
 
 MAPPING = re.compile(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$")

@@ -50,6 +50,8 @@ import sys
 import tempfile
 import time
 
+from benchcommon import control_request
+
 SEGMENT_SECONDS = 2
 MAX_LOST_SECONDS = 2.0
 SEED_FILES_PER_FOLDER = 2500
@@ -168,23 +170,7 @@ socket_group = ""
 
     def call(self, command, arguments=None, timeout=30):
         """One request on a fresh connection: (result, sent, answered)."""
-        request = {"v": 1, "cmd": command, "id": 1}
-        if arguments:
-            request["args"] = arguments
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(timeout)
-            s.connect(self.socket_path)
-            sent = time.time()
-            s.sendall((json.dumps(request) + "\n").encode())
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            answered = time.time()
-        reply = json.loads(data.decode()) if data else {"ok": False, "error": {"message": "connection closed"}}
-        return reply, sent, answered
+        return control_request(self.socket_path, command, arguments, timeout)
 
     def status(self):
         reply, sent, answered = self.call("status")
