@@ -16,6 +16,11 @@ final class RTSPConnection: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     static let sessionTimeoutSeconds = 60.0
+    /// How long a connection may go without a user when users are required: a client that
+    /// never logs in holds one of its address's few connections no longer than this, however
+    /// often it asks (an asking client is never idle). Long enough for a person to type a
+    /// password into a player's prompt; live555 (VLC) reconnects if it takes longer.
+    static let loginDeadlineSeconds = 30.0
 
     private struct Track {
         var transport: RTSPTransport
@@ -47,6 +52,7 @@ final class RTSPConnection: ChannelInboundHandler {
     /// The stream this connection set up (`/live` or `/sub`).
     private var rtp: RTPStream?
     private var lastActivity = ProcessInfo.processInfo.systemUptime
+    private var connectedAt = ProcessInfo.processInfo.systemUptime
     private var keepAliveTimer: RepeatedTask?
 
     init(server: RTSPServer) { self.server = server }
@@ -63,6 +69,7 @@ final class RTSPConnection: ChannelInboundHandler {
             return
         }
         self.id = id
+        connectedAt = ProcessInfo.processInfo.systemUptime
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         keepAliveTimer = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { _ in
             bound.value.checkAlive()
@@ -110,6 +117,11 @@ final class RTSPConnection: ChannelInboundHandler {
 
     private func checkAlive() {
         let now = ProcessInfo.processInfo.systemUptime
+        if identity == nil, !server.configuration.allowAnonymous, now - connectedAt > Self.loginDeadlineSeconds, let context {
+            server.logger.notice("rtsp: \(address) did not log in within \(Int(Self.loginDeadlineSeconds)) s; closed")
+            context.close(promise: nil)
+            return
+        }
         var newest = lastActivity
         if tracks.values.contains(where: { if case .udp = $0.transport { true } else { false } }),
            let udp = server.lastUDPKeepAlive(from: address) {

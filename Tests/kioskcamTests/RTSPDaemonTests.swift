@@ -184,6 +184,59 @@ final class RTSPDaemonTests: XCTestCase {
         XCTAssertTrue(server.daemon.logText().contains("refused: throttled"), "wrong passwords are throttled")
     }
 
+    /// A client that never logs in is closed at the login deadline, however often it asks,
+    /// while a logged-in pull on the same server outlives that deadline.
+    func testAClientThatNeverLogsInIsClosedAtTheDeadline() throws {
+        let folder = TemporaryDirectory()
+        let server = try start(folder)
+        defer { _ = server.daemon.terminate() }
+        let ffmpeg = try requiredProgram("ffmpeg", package: "ffmpeg")
+        let pull = Process()
+        pull.executableURL = URL(fileURLWithPath: ffmpeg)
+        pull.arguments = ["-nostdin", "-loglevel", "error", "-rtsp_transport", "tcp", "-i", server.url(), "-t", "40",
+                          "-c", "copy", "-y", folder.path + "/long.mp4"]
+        let errors = Pipe()
+        pull.standardError = errors
+        try pull.run()
+        // OPTIONS without credentials every 5 s (never idle); prints the seconds until the
+        // server closed the connection and the requests sent, or "open" after 60 s.
+        let python = try requiredProgram("python3", package: "python3")
+        let script = """
+            import socket, sys, time
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            start = time.monotonic()
+            s.settimeout(5)
+            sent = 0
+            closed = False
+            while not closed and time.monotonic() - start < 60:
+                try:
+                    s.sendall(b"OPTIONS * RTSP/1.0\\r\\nCSeq: %d\\r\\n\\r\\n" % (sent + 1))
+                    sent += 1
+                    closed = not s.recv(65536)
+                except socket.timeout:
+                    pass
+                except OSError:
+                    closed = True
+                if not closed:
+                    time.sleep(5)
+            print("%.1f %d" % (time.monotonic() - start, sent) if closed else "open")
+            """
+        let asked = try Tool.run(python, ["-c", script, String(server.port)])
+        let fields = asked.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+        let closedAfter = fields.count == 2 ? Double(fields[0]) : nil
+        XCTAssertNotNil(closedAfter, "the connection stayed open for 60 s: \(asked.stdout)")
+        if let closedAfter {
+            XCTAssertGreaterThanOrEqual(closedAfter, 25, "closed before its 30 s: \(asked.stdout)")
+            XCTAssertLessThanOrEqual(closedAfter, 45, "closed at the 30 s deadline (checked every 5 s): \(asked.stdout)")
+        }
+        XCTAssertGreaterThanOrEqual(fields.count == 2 ? Int(fields[1]) ?? 0 : 0, 5, "it kept asking: \(asked.stdout)")
+        XCTAssertTrue(server.daemon.logText().contains("rtsp: 127.0.0.1 did not log in within 30 s; closed"), server.daemon.logText())
+        pull.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(pull.terminationStatus, 0, stderr)
+        try assertWhole(folder.path + "/long.mp4", seconds: 38, "the logged-in pull, 40 s")
+    }
+
     /// Malformed requests get an error status and the connection ends; the server goes on.
     func testMalformedRequestsGetAnErrorAndTheServerGoesOn() throws {
         let folder = TemporaryDirectory()
