@@ -52,7 +52,8 @@ final class RTSPConnection: ChannelInboundHandler {
     /// The stream this connection set up (`/live` or `/sub`).
     private var rtp: RTPStream?
     private var lastActivity = ProcessInfo.processInfo.systemUptime
-    private var connectedAt = ProcessInfo.processInfo.systemUptime
+    /// When the connection was accepted (the handler is made for it then).
+    private let connectedAt = ProcessInfo.processInfo.systemUptime
     private var keepAliveTimer: RepeatedTask?
 
     init(server: RTSPServer) { self.server = server }
@@ -69,7 +70,6 @@ final class RTSPConnection: ChannelInboundHandler {
             return
         }
         self.id = id
-        connectedAt = ProcessInfo.processInfo.systemUptime
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         keepAliveTimer = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { _ in
             bound.value.checkAlive()

@@ -65,6 +65,26 @@ final class RTSPDaemonTests: XCTestCase {
         return try Tool.run("/bin/sh", ["-c", "\"$1\" -c \"$2\" \"$3\" < \"$4\"", "sh", python, script, String(server.port), file]).stdout
     }
 
+    /// ffmpeg copying the server's stream to `file` for `seconds` over `transport`, started
+    /// and not waited for: `finish` waits and returns its exit status and errors.
+    private struct Pull {
+        let process = Process()
+        let errors = Pipe()
+
+        init(_ url: String, transport: String, seconds: Int, to file: String) throws {
+            process.executableURL = URL(fileURLWithPath: try requiredProgram("ffmpeg", package: "ffmpeg"))
+            process.arguments = ["-nostdin", "-loglevel", "error", "-rtsp_transport", transport, "-i", url,
+                                 "-t", String(seconds), "-c", "copy", "-y", file]
+            process.standardError = errors
+            try process.run()
+        }
+
+        func finish() -> (status: Int32, stderr: String) {
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        }
+    }
+
     /// Video and sound frames' times in a file (seconds), from ffprobe.
     private func frameTimes(_ file: String, stream: String) throws -> [Double] {
         let ffprobe = try requiredProgram("ffprobe", package: "ffmpeg")
@@ -90,22 +110,15 @@ final class RTSPDaemonTests: XCTestCase {
         let ffmpeg = try requiredProgram("ffmpeg", package: "ffmpeg")
         for transport in ["tcp", "udp"] {
             let file = folder.path + "/\(transport).mp4"
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: ffmpeg)
-            process.arguments = ["-nostdin", "-loglevel", "error", "-rtsp_transport", transport, "-i", server.url(), "-t", "4",
-                                 "-c", "copy", "-y", file]
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
+            let pull = try Pull(server.url(), transport: transport, seconds: 4, to: file)
             var listed: [String: Any]?
             let deadline = Date(timeIntervalSinceNow: 10)
-            while listed == nil, Date() < deadline, process.isRunning {
+            while listed == nil, Date() < deadline, pull.process.isRunning {
                 listed = (server.daemon.status()["rtsp_clients"] as? [[String: Any]])?.first
                 if listed == nil { Thread.sleep(forTimeInterval: 0.2) }
             }
-            process.waitUntilExit()
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            XCTAssertEqual(process.terminationStatus, 0, stderr)
+            let pulled = pull.finish()
+            XCTAssertEqual(pulled.status, 0, pulled.stderr)
             XCTAssertEqual(listed?["transport"] as? String, transport.uppercased(), "status lists the client: \(String(describing: listed))")
             XCTAssertEqual(listed?["user"] as? String, "alice")
             XCTAssertEqual(listed?["path"] as? String, "/live")
@@ -190,14 +203,7 @@ final class RTSPDaemonTests: XCTestCase {
         let folder = TemporaryDirectory()
         let server = try start(folder)
         defer { _ = server.daemon.terminate() }
-        let ffmpeg = try requiredProgram("ffmpeg", package: "ffmpeg")
-        let pull = Process()
-        pull.executableURL = URL(fileURLWithPath: ffmpeg)
-        pull.arguments = ["-nostdin", "-loglevel", "error", "-rtsp_transport", "tcp", "-i", server.url(), "-t", "40",
-                          "-c", "copy", "-y", folder.path + "/long.mp4"]
-        let errors = Pipe()
-        pull.standardError = errors
-        try pull.run()
+        let pull = try Pull(server.url(), transport: "tcp", seconds: 40, to: folder.path + "/long.mp4")
         // OPTIONS without credentials every 5 s (never idle); prints the seconds until the
         // server closed the connection and the requests sent, or "open" after 60 s.
         let python = try requiredProgram("python3", package: "python3")
@@ -223,17 +229,16 @@ final class RTSPDaemonTests: XCTestCase {
             """
         let asked = try Tool.run(python, ["-c", script, String(server.port)])
         let fields = asked.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
-        let closedAfter = fields.count == 2 ? Double(fields[0]) : nil
+        let (closedAfter, sent) = fields.count == 2 ? (Double(fields[0]), Int(fields[1]) ?? 0) : (nil, 0)
         XCTAssertNotNil(closedAfter, "the connection stayed open for 60 s: \(asked.stdout)")
         if let closedAfter {
             XCTAssertGreaterThanOrEqual(closedAfter, 25, "closed before its 30 s: \(asked.stdout)")
             XCTAssertLessThanOrEqual(closedAfter, 45, "closed at the 30 s deadline (checked every 5 s): \(asked.stdout)")
         }
-        XCTAssertGreaterThanOrEqual(fields.count == 2 ? Int(fields[1]) ?? 0 : 0, 5, "it kept asking: \(asked.stdout)")
+        XCTAssertGreaterThanOrEqual(sent, 5, "it kept asking: \(asked.stdout)")
         XCTAssertTrue(server.daemon.logText().contains("rtsp: 127.0.0.1 did not log in within 30 s; closed"), server.daemon.logText())
-        pull.waitUntilExit()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        XCTAssertEqual(pull.terminationStatus, 0, stderr)
+        let pulled = pull.finish()
+        XCTAssertEqual(pulled.status, 0, pulled.stderr)
         try assertWhole(folder.path + "/long.mp4", seconds: 38, "the logged-in pull, 40 s")
     }
 

@@ -151,7 +151,8 @@ socket_group = ""
         end = t0 + args.minutes * 60
         samples = []
         working_set_from = end - 60      # the last minute: clear_refs, then read what was touched
-        working_set = None
+        refs_cleared = False
+        working_set = {}
         csv_path = os.path.join(work, "soak.csv")
         with open(csv_path, "w") as csv:
             csv.write("seconds,rss_kib,fds,recording_fds,threads,state,seconds_recorded,segment,dropped_frames\n")
@@ -181,10 +182,10 @@ socket_group = ""
                     if sample["state"] != "recording":
                         failures.append(f"at {sample['t']:.0f} s the daemon was {sample['state']}, not recording")
                     next_sample += args.interval
-                if working_set is None and now >= working_set_from:
+                if not refs_cleared and now >= working_set_from:
                     with open(f"/proc/{pid}/clear_refs", "w") as f:
                         f.write("1")
-                    working_set = {}
+                    refs_cleared = True
                 if now >= end:
                     working_set = resident_by_kind(pid, os.path.realpath(binary))
                     break
