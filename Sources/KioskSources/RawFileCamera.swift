@@ -22,9 +22,19 @@ public final class RawFileCamera: VideoSource, Sendable {
     /// How many frames may be out at once: as many as the pool has buffers.
     private let framesInFlight: Int
 
+    /// Frames a replay may have out when no `bufferCount` is given. Paced like a camera,
+    /// as many as a V4L2 camera's pool. As fast as possible, the replay waits for the
+    /// encoder rather than drop, and two keep it busy: one in the encoder, the next in
+    /// its queue; handing out the one after is a view of the mapping, not a read, done
+    /// long before the encoder lets go of the first. More would only sit in a full
+    /// queue, 1.8 MiB of resident memory each at 1280x720 YUYV (scripts/bench's
+    /// `record`: 74 MiB with 12).
+    public static func defaultBufferCount(realtime: Bool) -> Int { realtime ? 12 : 2 }
+
     /// Opens the file.
     /// - Throws: `CaptureSourceError` when it is missing, unreadable or holds no whole frame.
-    public init(path: String, format: VideoFormat, realtime: Bool, bufferCount: Int = 12) throws(CaptureSourceError) {
+    public init(path: String, format: VideoFormat, realtime: Bool, bufferCount: Int? = nil) throws(CaptureSourceError) {
+        let bufferCount = max(1, bufferCount ?? Self.defaultBufferCount(realtime: realtime))
         self.format = format
         self.path = path
         self.realtime = realtime

@@ -43,16 +43,20 @@ final class RawFileCameraTests: XCTestCase {
         XCTAssertEqual(offsets, (0..<9).map { $0 * format.frameByteCount })
     }
 
+    /// As fast as possible, a replay has two frames out by default, not a camera's
+    /// twelve: more would only sit resident in a full queue (scripts/bench's `record`).
     func testNoMoreFramesOutThanBuffersUntilTheyAreLetGo() throws {
+        XCTAssertEqual(RawFileCamera.defaultBufferCount(realtime: false), 2)
+        XCTAssertEqual(RawFileCamera.defaultBufferCount(realtime: true), 12)
         let folder = TemporaryDirectory()
         let path = try writeFile(frames: 10, folder: folder)
-        let camera = try RawFileCamera(path: path, format: format, realtime: false, bufferCount: 3)
+        let camera = try RawFileCamera(path: path, format: format, realtime: false)
         let sink = CollectingSink(copyAndRelease: false)
         camera.start(into: sink)
-        // A sink that keeps every frame: replay waits (it never drops) at three, and stays.
-        XCTAssertTrue(waitUntil(30, interval: 0.02) { sink.heldCount == 3 }, "waited for 3 frames held: \(sink.heldCount)")
+        // A sink that keeps every frame: replay waits (it never drops) at two, and stays.
+        XCTAssertTrue(waitUntil(30, interval: 0.02) { sink.heldCount == 2 }, "waited for 2 frames held: \(sink.heldCount)")
         Thread.sleep(forTimeInterval: 0.3)
-        XCTAssertEqual(sink.heldCount, 3)
+        XCTAssertEqual(sink.heldCount, 2)
         XCTAssertEqual(sink.ended.wait(timeout: .now()), .timedOut)
         sink.releaseHeldAndStopHolding()
         XCTAssertEqual(sink.ended.wait(timeout: .now() + 10), .success, "letting go lets replay go on to the end")
