@@ -94,7 +94,7 @@ def main():
     ranked = sorted(placeable, key=lambda name: (group(name), -cost[name], name))
     if len(ranked) < MINIMUM_FUNCTIONS:
         sys.exit(f"link_order: only {len(ranked)} functions of {program} ran in the profiles: not a kioskcam run?")
-    # Compressed (a tenth the size in the repository); mtime 0 so that the same
+    # Compressed (a quarter of the size in the repository); mtime 0 so that the same
     # profile writes the same bytes.
     with open(output, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
         for name in ranked:
