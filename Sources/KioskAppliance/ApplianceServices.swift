@@ -35,10 +35,9 @@ final class WebFactsBox: Sendable {
         let rtsp = rtsp.withLock { $0 }
         if let server = rtsp.server {
             report.rtspURL = rtsp.url
-            let format = ISO8601DateFormatter()
             report.rtspClients = server.clients.map {
                 RTSPClientStatus(address: $0.address, user: $0.user, transport: $0.transport, path: $0.path,
-                                 since: format.string(from: $0.since), bytes: $0.bytes, droppedGOPs: $0.droppedGOPs)
+                                 since: iso8601UTC(secondsSince1970: LocalZone.wholeSeconds($0.since)), bytes: $0.bytes, droppedGOPs: $0.droppedGOPs)
             }
         }
         report.rtspError = rtsp.error

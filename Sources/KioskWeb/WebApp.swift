@@ -303,7 +303,7 @@ struct WebApp: HTTPResponder {
         let etag = HTTPETag.of(size: info.size, modifiedSeconds: info.modified.seconds, modifiedNanoseconds: info.modified.nanoseconds)
         var headers: HTTPFields = [
             .contentType: type, .acceptRanges: "bytes", .eTag: etag,
-            .lastModified: Self.httpDate(info.modified.seconds), .cacheControl: "private, max-age=3600",
+            .lastModified: httpDate(secondsSince1970: info.modified.seconds), .cacheControl: "private, max-age=3600",
             .contentDisposition: "inline; filename=\"\(downloadName)\"",
         ]
         if HTTPETag.matches(ifNoneMatch: request.headers[.ifNoneMatch], etag: etag) {
@@ -521,13 +521,5 @@ struct WebApp: HTTPResponder {
         case .audio: "audio/mp4"
         case .photo: "image/jpeg"
         }
-    }
-
-    static func httpDate(_ seconds: Int64) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 }

@@ -201,6 +201,57 @@ final class LibraryLayoutTests: XCTestCase {
         }
     }
 
+    func testHTTPDateMatchesFoundationInEnglishGMT() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        XCTAssertEqual(httpDate(secondsSince1970: 784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT", "RFC 9110's own example")
+        for seconds: Int64 in [0, 951_782_400, 1_709_164_800, 1_795_000_000, 4_102_444_799, -86_401, -1] {
+            XCTAssertEqual(httpDate(secondsSince1970: seconds), formatter.string(from: Date(timeIntervalSince1970: Double(seconds))))
+        }
+    }
+
+    /// `LocalZone` (the C library's zone) against ICU's `TimeZone` for the same zone, across
+    /// Berlin's changes to and from summer time: file names, the overlay and EXIF use it.
+    func testLocalZoneAgreesWithFoundationAcrossDaylightSavingChanges() throws {
+        let saved = getenv("TZ").map { String(cString: $0) }
+        defer {
+            if let saved { setenv("TZ", saved, 1) } else { unsetenv("TZ") }
+            tzset()
+        }
+        setenv("TZ", "Europe/Berlin", 1)
+        tzset()
+        let berlin = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
+        for iso in ["2026-01-15T12:00:00Z", "2026-03-29T00:59:59Z", "2026-03-29T01:00:00Z", "2026-07-01T12:00:00Z",
+                    "2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z", "2026-12-31T23:30:00Z", "1970-01-01T00:00:00Z"] {
+            let date = try utc(iso)
+            let local = LocalZone.offset(at: date)
+            XCTAssertEqual(local.seconds, berlin.secondsFromGMT(for: date), iso)
+            XCTAssertEqual(local.abbreviation, berlin.secondsFromGMT(for: date) == 3600 ? "CET" : "CEST", iso)
+            XCTAssertEqual(LocalTimestamp(date), LocalTimestamp(date, timeZone: berlin), iso)
+        }
+        XCTAssertEqual(LocalTimestamp(try utc("2026-12-31T23:30:00Z")).dateStamp, "20270101")
+
+        setenv("TZ", "UTC", 1)
+        tzset()
+        XCTAssertEqual(LocalZone.offset(at: try utc("2026-07-01T12:00:00Z")), .utc)
+    }
+
+    func testLocalTimeArithmeticNeverTraps() {
+        for seconds in [Int64.min, Int64.max, -1, 0] {
+            for offset in [Int.min, Int.max, -86_400, 0, 86_400] {
+                let time = LocalTimestamp(unixSeconds: seconds, utcOffsetSeconds: offset)
+                XCTAssertTrue((1...12).contains(time.month) && (0..<24).contains(time.hour), "\(seconds) \(offset): \(time)")
+            }
+        }
+        XCTAssertEqual(LocalZone.wholeSeconds(Date(timeIntervalSince1970: .nan)), 0)
+        XCTAssertEqual(LocalZone.wholeSeconds(Date(timeIntervalSince1970: -0.5)), -1)
+        XCTAssertEqual(LocalZone.offset(atUnixSeconds: .max), .utc, "beyond the C library's years")
+        XCTAssertEqual(LocalTimestamp(unixSeconds: 1_795_000_000, utcOffsetSeconds: -5 * 3600),
+                       LocalTimestamp(year: 2026, month: 11, day: 18, hour: 6, minute: 6, second: 40))
+    }
+
     func testEventClipsCarryTheirLabelFromTheTempNameToTheLibrary() throws {
         let layout = LibraryLayout(root: "/media")
         let time = LocalTimestamp(year: 2026, month: 11, day: 24, hour: 10, minute: 14, second: 55)

@@ -34,9 +34,7 @@ public struct FleetState: Sendable, Equatable {
     /// `2026-11-28T21:53:00Z`: what a Home Assistant timestamp sensor reads.
     public static func timestamp(_ seconds: Double) -> String? {
         guard seconds.isFinite, seconds >= 0, seconds < 1e11 else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: Date(timeIntervalSince1970: seconds.rounded(.down)))
+        return iso8601UTC(secondsSince1970: Int64(seconds.rounded(.down)))
     }
 
     public var json: JSONValue {

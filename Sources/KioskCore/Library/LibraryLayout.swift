@@ -28,13 +28,29 @@ public struct LocalTimestamp: Hashable, Comparable, Sendable, CustomStringConver
         (self.hour, self.minute, self.second) = (hour, minute, second)
     }
 
-    /// The local time of `date` in `timeZone`.
-    public init(_ date: Date, timeZone: TimeZone = .current) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        self.init(year: c.year ?? 1970, month: c.month ?? 1, day: c.day ?? 1,
-                  hour: c.hour ?? 0, minute: c.minute ?? 0, second: c.second ?? 0)
+    /// The local time of `date` in the system's zone (`LocalZone`: the C library's, not
+    /// ICU's).
+    public init(_ date: Date) {
+        let seconds = LocalZone.wholeSeconds(date)
+        self.init(unixSeconds: seconds, utcOffsetSeconds: LocalZone.offset(atUnixSeconds: seconds).seconds)
+    }
+
+    /// The local time of `date` in `timeZone`, a zone named by the caller.
+    public init(_ date: Date, timeZone: TimeZone) {
+        self.init(unixSeconds: LocalZone.wholeSeconds(date), utcOffsetSeconds: timeZone.secondsFromGMT(for: date))
+    }
+
+    /// The wall-clock time `utcOffsetSeconds` east of UTC at the instant `unixSeconds`:
+    /// pure arithmetic (`CalendarDate`'s civil-from-days). The offset is held within a day
+    /// and the instant within `CalendarDate`'s range, so nothing overflows.
+    public init(unixSeconds: Int64, utcOffsetSeconds: Int) {
+        let limit = Int64(CalendarDate.dayNumberLimit) * 86_400
+        let local = max(-limit, min(limit, unixSeconds)) + Int64(max(-86_400, min(86_400, utcOffsetSeconds)))
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let secondOfDay = Int(local - days * 86_400)
+        let date = CalendarDate(daysSince1970: Int(days))
+        self.init(year: date.year, month: date.month, day: date.day,
+                  hour: secondOfDay / 3600, minute: secondOfDay / 60 % 60, second: secondOfDay % 60)
     }
 
     /// `YYYYMMDD`: the name of the date folder.
@@ -83,6 +99,18 @@ public func iso8601UTC(secondsSince1970: Int64) -> String {
     let date = CalendarDate(daysSince1970: Int(days))
     return pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) + "T"
         + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2) + "Z"
+}
+
+/// "Sun, 06 Nov 1994 08:49:37 GMT" for `secondsSince1970`: HTTP's date (RFC 9110's
+/// IMF-fixdate, `Last-Modified`), in English whatever the locale, without a formatter.
+public func httpDate(secondsSince1970: Int64) -> String {
+    let days = secondsSince1970 >= 0 ? secondsSince1970 / 86_400 : (secondsSince1970 - 86_399) / 86_400
+    let secondOfDay = Int(secondsSince1970 - days * 86_400)
+    let date = CalendarDate(daysSince1970: Int(days))
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][Int(((days % 7) + 7) % 7)]  // 1970-01-01: a Thursday
+    let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][date.month - 1]
+    return weekday + ", " + pad(date.day, 2) + " " + month + " " + pad(date.year, 4) + " "
+        + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2) + " GMT"
 }
 
 private func pad(_ value: Int, _ width: Int) -> String {

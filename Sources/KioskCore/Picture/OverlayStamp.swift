@@ -44,8 +44,8 @@ public final class OverlayStamp {
     public let spec: OverlaySpec
     public private(set) var painter: OverlayPainter?
     private var cached: (second: Int64, values: OverlayText.Values, text: String)?
-    /// The zone's offset and name for the current second: asking `TimeZone` costs tens of
-    /// microseconds, too much for every frame when the text has `{frame}`.
+    /// The zone's offset and name for the current second: asked of the C library once a
+    /// second, not for every frame when the text has `{frame}`.
     private var zone: (second: Int64, offset: Int, name: String)?
     private var failedSize: FrameSize?
     /// Pictures the text was drawn into.
@@ -75,9 +75,8 @@ public final class OverlayStamp {
         values.frame = spec.text.usesFrameNumber ? frame : 0
         if let cached, cached.second == second, cached.values == values { return cached.text }
         if zone?.second != second {
-            let date = Date(timeIntervalSince1970: Double(second))
-            let current = TimeZone.current
-            zone = (second, current.secondsFromGMT(for: date), current.abbreviation(for: date) ?? "UTC")
+            let local = LocalZone.offset(atUnixSeconds: second)
+            zone = (second, local.seconds, local.abbreviation)
         }
         let text = spec.text.render(unixSeconds: second, utcOffsetSeconds: zone?.offset ?? 0, zoneName: zone?.name ?? "UTC",
                                     values: values)

@@ -192,7 +192,7 @@ public final class StillBranch: CaptureBranch, Sendable {
             // when the JPEG was written: a slow board can take seconds between the two.
             let now = Date(timeIntervalSince1970: WallClock.unixSeconds(of: frame.timestamp, clock: clock))
             let taken = LocalTimestamp(now)
-            let exif = StillExif(taken: taken, utcOffsetMinutes: TimeZone.current.secondsFromGMT(for: now) / 60,
+            let exif = StillExif(taken: taken, utcOffsetMinutes: LocalZone.offset(at: now).seconds / 60,
                                  deviceID: deviceID, software: software)
             let bytes = exif.inserted(into: jpeg) ?? jpeg
             let path = try files.writeFile(bytes, kind: .photo, time: taken, label: label)

@@ -49,8 +49,8 @@ public final class TimelapseBranch: CaptureBranch, Sendable {
         self.logger = logger
         self.dayOf = dayOf ?? { time in
             let seconds = WallClock.unixSeconds(of: time, clock: clock)
-            let whole = Int64(max(-1e15, min(1e15, seconds.rounded(.down))))
-            return CalendarDate(unixSeconds: whole, utcOffsetSeconds: TimeZone.current.secondsFromGMT(for: Date(timeIntervalSince1970: Double(whole))))
+            let whole = LocalZone.wholeSeconds(Date(timeIntervalSince1970: seconds))
+            return CalendarDate(unixSeconds: whole, utcOffsetSeconds: LocalZone.offset(atUnixSeconds: whole).seconds)
         }
         // The encoder's queue holds 8; at one frame an interval, 3 is plenty.
         state = Locked(State(schedule: TimelapseSchedule(intervalSeconds: intervalSeconds),

@@ -189,8 +189,6 @@ struct WatchCommand: ParsableCommand {
                 throw CLIError(error.description, exitCode: error.exitCode)
             }
             defer { subscription.close() }
-            let clock = DateFormatter()
-            clock.dateFormat = "HH:mm:ss.SSS"
             var seen = 0
             while count.map({ seen < $0 }) ?? true {
                 let event: ControlEvent?
@@ -203,11 +201,20 @@ struct WatchCommand: ParsableCommand {
                     throw CLIError("the daemon closed the event stream (it stopped?)", exitCode: 69)
                 }
                 seen += 1
-                let line = json ? event.line() : "\(clock.string(from: Date()))  \(event.summary)"
+                let line = json ? event.line() : "\(Self.clock(Date()))  \(event.summary)"
                 // Flushed per line so `kioskcam watch | grep` sees events as they happen.
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             }
         }
+    }
+
+    /// "14:03:07.250": the local time an event arrived (`LocalZone`, not a formatter).
+    static func clock(_ date: Date) -> String {
+        let time = LocalTimestamp(date)
+        let milliseconds = Int(((date.timeIntervalSince1970 - Double(LocalZone.wholeSeconds(date))) * 1000).rounded(.down))
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let fraction = String(max(0, min(999, milliseconds)))
+        return "\(two(time.hour)):\(two(time.minute)):\(two(time.second))." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 }
 

@@ -142,8 +142,8 @@ struct ConfigCommand: ParsableCommand {
                     throw CLIError("privacy.mask_png: \(error); fix the file, or set privacy.mask_png = \"\"", exitCode: 78)
                 }
                 if !c.overlay.text.isEmpty || !c.privacy.isEmpty {
-                    let sample = c.overlay.template?.render(unixSeconds: Int64(Date().timeIntervalSince1970), utcOffsetSeconds: TimeZone.current.secondsFromGMT(),
-                                                            zoneName: TimeZone.current.abbreviation() ?? "UTC",
+                    let now = LocalZone.wholeSeconds(Date()), zone = LocalZone.offset(atUnixSeconds: now)
+                    let sample = c.overlay.template?.render(unixSeconds: now, utcOffsetSeconds: zone.seconds, zoneName: zone.abbreviation,
                                                             values: OverlayFields.configured(c, deviceID: nil).current)
                     print("overlay: \(sample.map { "\"\($0)\" at \(c.overlay.position.rawValue), \(c.overlay.sizePercent) % high" } ?? "none")  privacy: \(c.privacy.masks.count) rectangle(s)\(c.privacy.maskPicture.map { " and \($0)" } ?? "") (kioskcam config overlay --out preview.png shows them)")
                 }
