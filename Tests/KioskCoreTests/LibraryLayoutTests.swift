@@ -245,6 +245,10 @@ final class LibraryLayoutTests: XCTestCase {
                 XCTAssertTrue((1...12).contains(time.month) && (0..<24).contains(time.hour), "\(seconds) \(offset): \(time)")
             }
         }
+        for seconds in [Int64.min, Int64.max] {
+            XCTAssertTrue(httpDate(secondsSince1970: seconds).hasSuffix(" GMT"), "a file's mtime at \(seconds)")
+            XCTAssertTrue(iso8601UTC(secondsSince1970: seconds).hasSuffix("Z"), "a file's mtime at \(seconds)")
+        }
         XCTAssertEqual(LocalZone.wholeSeconds(Date(timeIntervalSince1970: .nan)), 0)
         XCTAssertEqual(LocalZone.wholeSeconds(Date(timeIntervalSince1970: -0.5)), -1)
         XCTAssertEqual(LocalZone.offset(atUnixSeconds: .max), .utc, "beyond the C library's years")

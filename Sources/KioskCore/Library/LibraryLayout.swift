@@ -46,9 +46,7 @@ public struct LocalTimestamp: Hashable, Comparable, Sendable, CustomStringConver
     public init(unixSeconds: Int64, utcOffsetSeconds: Int) {
         let limit = Int64(CalendarDate.dayNumberLimit) * 86_400
         let local = max(-limit, min(limit, unixSeconds)) + Int64(max(-86_400, min(86_400, utcOffsetSeconds)))
-        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
-        let secondOfDay = Int(local - days * 86_400)
-        let date = CalendarDate(daysSince1970: Int(days))
+        let (date, secondOfDay, _) = civilTime(local)
         self.init(year: date.year, month: date.month, day: date.day,
                   hour: secondOfDay / 3600, minute: secondOfDay / 60 % 60, second: secondOfDay % 60)
     }
@@ -94,9 +92,7 @@ public struct LocalTimestamp: Hashable, Comparable, Sendable, CustomStringConver
 /// arithmetic (`CalendarDate`'s civil-from-days), so the encoder thread never waits
 /// for a date formatter or time-zone database.
 public func iso8601UTC(secondsSince1970: Int64) -> String {
-    let days = secondsSince1970 >= 0 ? secondsSince1970 / 86_400 : (secondsSince1970 - 86_399) / 86_400
-    let secondOfDay = Int(secondsSince1970 - days * 86_400)
-    let date = CalendarDate(daysSince1970: Int(days))
+    let (date, secondOfDay, _) = civilTime(secondsSince1970)
     return pad(date.year, 4) + "-" + pad(date.month, 2) + "-" + pad(date.day, 2) + "T"
         + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2) + "Z"
 }
@@ -104,13 +100,21 @@ public func iso8601UTC(secondsSince1970: Int64) -> String {
 /// "Sun, 06 Nov 1994 08:49:37 GMT" for `secondsSince1970`: HTTP's date (RFC 9110's
 /// IMF-fixdate, `Last-Modified`), in English whatever the locale, without a formatter.
 public func httpDate(secondsSince1970: Int64) -> String {
-    let days = secondsSince1970 >= 0 ? secondsSince1970 / 86_400 : (secondsSince1970 - 86_399) / 86_400
-    let secondOfDay = Int(secondsSince1970 - days * 86_400)
-    let date = CalendarDate(daysSince1970: Int(days))
+    let (date, secondOfDay, days) = civilTime(secondsSince1970)
     let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][Int(((days % 7) + 7) % 7)]  // 1970-01-01: a Thursday
     let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][date.month - 1]
     return weekday + ", " + pad(date.day, 2) + " " + month + " " + pad(date.year, 4) + " "
         + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2) + " GMT"
+}
+
+/// The UTC date, second of the day and day number of `secondsSince1970`, held within
+/// `CalendarDate`'s range first: the seconds may come from a file's mtime, and
+/// `Int64.min - 86_399` would trap.
+private func civilTime(_ secondsSince1970: Int64) -> (date: CalendarDate, secondOfDay: Int, days: Int64) {
+    let limit = Int64(CalendarDate.dayNumberLimit) * 86_400
+    let seconds = max(-limit, min(limit, secondsSince1970))
+    let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+    return (CalendarDate(daysSince1970: Int(days)), Int(seconds - days * 86_400), days)
 }
 
 private func pad(_ value: Int, _ width: Int) -> String {
