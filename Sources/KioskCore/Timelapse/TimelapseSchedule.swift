@@ -68,9 +68,6 @@ extension RetentionPolicy {
 extension CalendarDate {
     /// The local date of the instant `unixSeconds`, in a zone `utcOffsetSeconds` east of UTC.
     public init(unixSeconds: Int64, utcOffsetSeconds: Int) {
-        let local = max(-Int64(Self.dayNumberLimit) * 86_400, min(Int64(Self.dayNumberLimit) * 86_400, unixSeconds))
-            + Int64(max(-86_400, min(86_400, utcOffsetSeconds)))
-        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
-        self.init(daysSince1970: Int(days))
+        self.init(LocalTimestamp(unixSeconds: unixSeconds, utcOffsetSeconds: utcOffsetSeconds))
     }
 }

@@ -49,8 +49,7 @@ public final class TimelapseBranch: CaptureBranch, Sendable {
         self.logger = logger
         self.dayOf = dayOf ?? { time in
             let seconds = WallClock.unixSeconds(of: time, clock: clock)
-            let whole = LocalZone.wholeSeconds(Date(timeIntervalSince1970: seconds))
-            return CalendarDate(unixSeconds: whole, utcOffsetSeconds: LocalZone.offset(atUnixSeconds: whole).seconds)
+            return CalendarDate(LocalTimestamp(Date(timeIntervalSince1970: seconds)))
         }
         // The encoder's queue holds 8; at one frame an interval, 3 is plenty.
         state = Locked(State(schedule: TimelapseSchedule(intervalSeconds: intervalSeconds),

@@ -210,11 +210,10 @@ struct WatchCommand: ParsableCommand {
 
     /// "14:03:07.250": the local time an event arrived (`LocalZone`, not a formatter).
     static func clock(_ date: Date) -> String {
-        let time = LocalTimestamp(date)
         let milliseconds = Int(((date.timeIntervalSince1970 - Double(LocalZone.wholeSeconds(date))) * 1000).rounded(.down))
-        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let fraction = String(max(0, min(999, milliseconds)))
-        return "\(two(time.hour)):\(two(time.minute)):\(two(time.second))." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        // `readable` ends in "HH:MM:SS".
+        return LocalTimestamp(date).readable.suffix(8) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 }
 
