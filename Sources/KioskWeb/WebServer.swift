@@ -8,6 +8,7 @@ import KioskPIN
 import KioskRecording
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import ServiceLifecycle
@@ -134,12 +135,53 @@ public final class WebServer: Sendable {
         var logger = logger
         logger[metadataKey: "part"] = "web"
         let listen = configuration.listen
-        let application = Application(
-            responder: app, server: server,
-            configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: nil,
-                                                    reuseAddress: true),
-            onServerRunning: { channel in onListening(channel.localAddress?.port ?? listen.port) },
-            eventLoopGroupProvider: .shared(eventLoops), logger: logger)
-        return application
+        // Served without Hummingbird's `Application`: its Date-header cache builds a
+        // Gregorian `Calendar`, which asks Foundation for the local time zone, and that
+        // loads ICU's zone code and data (0.9 MiB resident) into the daemon for one header.
+        let respond = WebResponding(app: app, logger: logger)
+        do {
+            return try server.buildServer(
+                configuration: ServerConfiguration(address: .hostname(listen.host, port: listen.port), serverName: nil,
+                                                   reuseAddress: true),
+                eventLoopGroup: eventLoops, logger: logger,
+                responder: { request, writer, channel in try await respond(request, writer, channel) },
+                onServerRunning: { channel in onListening(channel.localAddress?.port ?? listen.port) })
+        } catch let error as WebError {
+            throw error
+        } catch {
+            throw WebError("cannot set up the web server: \(error)", hint: "check the [web] section of the configuration")
+        }
+    }
+}
+
+/// One request, as Hummingbird's `Application` answers it: the context, the app's
+/// response (a 500 for an error the app did not turn into one), the Date header, the write.
+private struct WebResponding: Sendable {
+    let app: WebApp
+    let logger: Logger
+
+    /// The connection is closed without another response (as for a parse error while writing).
+    struct ParseErrorWhileWriting: Error {}
+
+    func callAsFunction(_ request: Request, _ writer: consuming ResponseWriter, _ channel: any Channel) async throws {
+        var requestLogger = logger
+        // RequestContext.id reads this key (and traps without it).
+        requestLogger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
+        let context = WebContext(source: ApplicationRequestContextSource(channel: channel, logger: requestLogger))
+        var response: Response
+        do {
+            response = try await app.respond(to: request, context: context)
+        } catch let error as HTTPParserError {
+            throw error     // HTTPChannelHandler answers 400 and closes
+        } catch {
+            requestLogger.debug("unhandled error: \(error)")
+            response = Response(status: .internalServerError)
+        }
+        response.headers[.date] = httpDate(secondsSince1970: Int64(time(nil)))
+        do {
+            try await writer.write(response: response.head, body: response.body)
+        } catch is HTTPParserError {
+            throw ParseErrorWhileWriting()
+        }
     }
 }
