@@ -105,6 +105,35 @@ final class TestPatternRendererTests: XCTestCase {
         XCTAssertTrue(bytes.allSatisfy { $0 == 0xAB })
     }
 
+    /// The background is copied row by row from two-row strips: it must be the very
+    /// picture of the bars filled over the whole frame with the band on top, in every
+    /// layout, at odd heights (a 4:2:0 chroma row shared by a bar row and a band row)
+    /// and when the band is taller than the frame.
+    func testBackgroundRowsAreTheBarsAndBandDrawnWhole() {
+        let sizes = [size, FrameSize(width: 1280, height: 720), FrameSize(width: 64, height: 121),
+                     FrameSize(width: 16, height: 8), FrameSize(width: 30, height: 13)]
+        for layout in TestPatternRenderer.layouts {
+            for size in sizes {
+                let renderer = TestPatternRenderer(format: VideoFormat(size: size, pixelFormat: layout, framesPerSecond: 30))
+                let format = renderer.format
+                var expected = [UInt8](repeating: 0x55, count: format.frameByteCount)
+                expected.withUnsafeMutableBytes { raw in
+                    var canvas = YCbCrCanvas(base: raw.baseAddress!, format: format)
+                    let barWidth = (size.width + bars.count - 1) / bars.count
+                    for (index, bar) in bars.enumerated() {
+                        canvas.fill(x: index * barWidth, y: 0, width: barWidth, height: size.height,
+                                    YCbCr(red: bar.0, green: bar.1, blue: bar.2))
+                    }
+                    let band = 12 * max(1, size.height / 120)
+                    canvas.fill(x: 0, y: size.height - band, width: size.width, height: band, .black)
+                }
+                var drawn = [UInt8](repeating: 0xAA, count: format.frameByteCount)
+                drawn.withUnsafeMutableBytes { renderer.renderBackground(into: $0.baseAddress!) }
+                XCTAssertEqual(drawn, expected, "\(layout) \(size.width)x\(size.height)")
+            }
+        }
+    }
+
     // MARK: Colours at the right offsets
 
     func testTopLeftPixelIsTheFirstBarAtTheLayoutsOffsets() {
