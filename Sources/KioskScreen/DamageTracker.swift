@@ -1,46 +1,104 @@
-import Glibc
 import KioskCore
 
 /// Finds what changed between the picture just drawn and the one on the panel, so only
 /// those pixels are copied (a PIN digit touches a few thousand pixels, not 384 000).
 ///
 /// Comparing pixels rather than tracking which model fields changed cannot miss
-/// anything a drawing routine touched, and costs about one memcmp of the screen.
-enum DamageTracker {
-    /// Rows compared together; a band's changed columns become one rectangle.
+/// anything a drawing routine touched. The panel's picture is remembered as one 64-bit
+/// fingerprint per tile of 16×16 pixels (12 KiB for 800×480), not as a copy of it
+/// (1.5 MiB, resident for as long as the screen runs); making them reads the picture
+/// once, where comparing with a copy read two. Every step of a fingerprint (xor in 8
+/// bytes, multiply by an odd constant, xor-shift) can be undone, so two tiles that
+/// differ in a single 8-byte word never share one; tiles that differ more do with a
+/// chance of 2⁻⁶⁴.
+struct DamageTracker {
+    /// Rows compared together; a band's changed tiles become one rectangle.
     static let bandHeight = 16
+    /// Pixels across a tile.
+    static let tileWidth = 16
 
-    /// The rectangles where `current` differs from `previous` (same size and stride,
-    /// 32-bit pixels), bands with overlapping columns merged.
-    static func damage(current: PixelPlane, previous: PixelPlane) -> [ScreenRect] {
-        let width = current.size.width, height = current.size.height
+    let size: ScreenSize
+    private let tilesAcross: Int
+    /// The fingerprints of the picture on the panel, band by band; empty when unknown.
+    private var shown: [UInt64] = []
+
+    init(size: ScreenSize) {
+        self.size = size
+        tilesAcross = (size.width + Self.tileWidth - 1) / Self.tileWidth
+    }
+
+    /// The rectangles where `picture` (32-bit pixels, `size`) differs from the picture
+    /// remembered, each band's changed tiles as one, bands with overlapping columns
+    /// merged; the whole screen when nothing is remembered. Remembers `picture`.
+    mutating func damage(_ picture: PixelPlane) -> [ScreenRect] {
+        let width = min(size.width, picture.size.width), height = min(size.height, picture.size.height)
+        guard width > 0, height > 0 else { return [] }
+        let bands = (height + Self.bandHeight - 1) / Self.bandHeight
+        guard shown.count == bands * tilesAcross else {
+            shown = (0..<bands * tilesAcross).map { fingerprint(picture, tile: $0 % tilesAcross, band: $0 / tilesAcross) }
+            return [ScreenRect(x: 0, y: 0, width: width, height: height)]
+        }
         var rects: [ScreenRect] = []
-        var bandTop = 0
-        while bandTop < height {
-            let bandBottom = min(height, bandTop + bandHeight)
-            var left = width, right = -1
-            for row in bandTop..<bandBottom {
-                let a = (current.base + row * current.stride).assumingMemoryBound(to: UInt32.self)
-                let b = (previous.base + row * previous.stride).assumingMemoryBound(to: UInt32.self)
-                if memcmp(a, b, width * 4) == 0 { continue }
-                var first = 0
-                while first < width && a[first] == b[first] { first += 1 }
-                var last = width - 1
-                while last > first && a[last] == b[last] { last -= 1 }
-                left = min(left, first)
-                right = max(right, last)
-            }
-            if right >= left {
-                let rect = ScreenRect(x: left, y: bandTop, width: right - left + 1, height: bandBottom - bandTop)
-                if let previousRect = rects.last, previousRect.maxY == rect.y,
-                   previousRect.x < rect.maxX, rect.x < previousRect.maxX {
-                    rects[rects.count - 1] = previousRect.union(rect)
-                } else {
-                    rects.append(rect)
+        for band in 0..<bands {
+            var first = -1, last = -1
+            for tile in 0..<tilesAcross {
+                let now = fingerprint(picture, tile: tile, band: band)
+                if now != shown[band * tilesAcross + tile] {
+                    shown[band * tilesAcross + tile] = now
+                    if first < 0 { first = tile }
+                    last = tile
                 }
             }
-            bandTop = bandBottom
+            guard first >= 0 else { continue }
+            let top = band * Self.bandHeight, left = first * Self.tileWidth
+            let rect = ScreenRect(x: left, y: top, width: min(width, (last + 1) * Self.tileWidth) - left,
+                                  height: min(height, top + Self.bandHeight) - top)
+            if let previous = rects.last, previous.maxY == rect.y, previous.x < rect.maxX, rect.x < previous.maxX {
+                rects[rects.count - 1] = previous.union(rect)
+            } else {
+                rects.append(rect)
+            }
         }
         return rects
+    }
+
+    /// Takes `area` of `picture` as shown (copied to the panel on its own); the rest of
+    /// the tiles it touches must already be on the panel as `picture` has them.
+    mutating func remember(_ area: ScreenRect, of picture: PixelPlane) {
+        let bands = (min(size.height, picture.size.height) + Self.bandHeight - 1) / Self.bandHeight
+        guard !area.isEmpty, shown.count == bands * tilesAcross else { return }
+        let firstBand = max(0, area.y / Self.bandHeight), lastBand = min(bands - 1, (area.maxY - 1) / Self.bandHeight)
+        let firstTile = max(0, area.x / Self.tileWidth), lastTile = min(tilesAcross - 1, (area.maxX - 1) / Self.tileWidth)
+        guard firstBand <= lastBand, firstTile <= lastTile else { return }
+        for band in firstBand...lastBand {
+            for tile in firstTile...lastTile {
+                shown[band * tilesAcross + tile] = fingerprint(picture, tile: tile, band: band)
+            }
+        }
+    }
+
+    /// Forgets the panel's picture: the next `damage` is the whole screen.
+    mutating func forget() { shown = [] }
+
+    /// The fingerprint of one tile's pixels, clipped to the picture.
+    private func fingerprint(_ picture: PixelPlane, tile: Int, band: Int) -> UInt64 {
+        let width = min(size.width, picture.size.width), height = min(size.height, picture.size.height)
+        let left = tile * Self.tileWidth, top = band * Self.bandHeight
+        let pixels = min(Self.tileWidth, width - left), bottom = min(height, top + Self.bandHeight)
+        var value: UInt64 = 0x6A09_E667_F3BC_C908
+        func mix(_ word: UInt64) {
+            value = (value ^ word) &* 0x9E37_79B9_7F4A_7C15
+            value ^= value >> 32
+        }
+        for row in top..<bottom {
+            let start = picture.base + row * picture.stride + left * 4
+            var offset = 0
+            while offset + 8 <= pixels * 4 {
+                mix(start.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                offset += 8
+            }
+            if offset < pixels * 4 { mix(UInt64(start.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }
+        }
+        return value
     }
 }

@@ -22,8 +22,8 @@ public final class ScreenRenderer: @unchecked Sendable {
 
     private let lock = Lock()
     let canvas: CairoCanvas
-    /// The logical picture as last copied to the panel (damage is the difference).
-    private let front: CairoCanvas
+    /// What the panel shows, as fingerprints (damage is where the canvas differs).
+    private var damageTracker: DamageTracker
     private let packer: PixelPacker
     private(set) var scaler: PreviewScaler?
     /// How the camera is mounted: the preview is turned upright (`camera.rotation`, `camera.mirror`).
@@ -59,7 +59,7 @@ public final class ScreenRenderer: @unchecked Sendable {
         mapping = PanelMapping(panelSize: framebuffer.size, rotation: rotation)
         layout = ScreenLayout(size: mapping.logicalSize)
         canvas = try CairoCanvas(size: mapping.logicalSize)
-        front = try CairoCanvas(size: mapping.logicalSize)
+        damageTracker = DamageTracker(size: mapping.logicalSize)
         packer = PixelPacker(framebuffer.format)
     }
 
@@ -155,12 +155,8 @@ public final class ScreenRenderer: @unchecked Sendable {
         }
         area = area.intersection(ScreenRect(x: 0, y: 0, width: size.width, height: size.height))
         guard !area.isEmpty else { return true }
-        let back = canvas.plane, shown = front.plane
-        PanelCopy.copy(area, from: back, to: framebuffer.plane, mapping: mapping, packer: packer, format: framebuffer.format)
-        for row in area.y..<area.maxY {
-            (shown.base + row * shown.stride + area.x * 4)
-                .copyMemory(from: back.base + row * back.stride + area.x * 4, byteCount: area.width * 4)
-        }
+        PanelCopy.copy(area, from: canvas.plane, to: framebuffer.plane, mapping: mapping, packer: packer, format: framebuffer.format)
+        damageTracker.remember(area, of: canvas.plane)
         statistics.record(damage: [area], nanoseconds: monotonicNanoseconds() - start)
         return true
     }
@@ -176,20 +172,13 @@ public final class ScreenRenderer: @unchecked Sendable {
             case .blank: canvas.fill(ScreenRect(x: 0, y: 0, width: size.width, height: size.height), Palette.black)
             case .media: drawMedia(model)
             }
-            let damage: [ScreenRect]
-            if presentedOnce {
-                damage = DamageTracker.damage(current: canvas.plane, previous: front.plane)
-            } else {
-                damage = [ScreenRect(x: 0, y: 0, width: size.width, height: size.height)]
+            if !presentedOnce {
+                damageTracker.forget()      // the whole screen
                 presentedOnce = true
             }
-            let back = canvas.plane, shown = front.plane
+            let damage = damageTracker.damage(canvas.plane)
             for rect in damage {
-                PanelCopy.copy(rect, from: back, to: framebuffer.plane, mapping: mapping, packer: packer, format: framebuffer.format)
-                for row in rect.y..<rect.maxY {
-                    (shown.base + row * shown.stride + rect.x * 4)
-                        .copyMemory(from: back.base + row * back.stride + rect.x * 4, byteCount: rect.width * 4)
-                }
+                PanelCopy.copy(rect, from: canvas.plane, to: framebuffer.plane, mapping: mapping, packer: packer, format: framebuffer.format)
             }
             // Blank after the black picture is out (a driver that cannot blank shows black),
             // unblank only once the next picture is there.

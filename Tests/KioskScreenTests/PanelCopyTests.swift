@@ -89,15 +89,58 @@ final class PanelCopyTests: XCTestCase {
         }
     }
 
-    func testDamageFindsOnlyTheChangedBands() throws {
-        let size = ScreenSize(width: 64, height: 64)
-        let a = try CairoCanvas(size: size), b = try CairoCanvas(size: size)
-        a.fill(ScreenRect(x: 0, y: 0, width: 64, height: 64), Colour(0x102030))
-        b.fill(ScreenRect(x: 0, y: 0, width: 64, height: 64), Colour(0x102030))
-        XCTAssertEqual(DamageTracker.damage(current: a.plane, previous: b.plane), [])
+    func testDamageFindsOnlyTheChangedTiles() throws {
+        let size = ScreenSize(width: 64, height: 64), whole = ScreenRect(x: 0, y: 0, width: 64, height: 64)
+        let a = try CairoCanvas(size: size)
+        a.fill(whole, Colour(0x102030))
+        var tracker = DamageTracker(size: size)
+        XCTAssertEqual(tracker.damage(a.plane), [whole], "the first picture is all new")
+        XCTAssertEqual(tracker.damage(a.plane), [])
         a.fill(ScreenRect(x: 10, y: 20, width: 5, height: 3), Colour(0xFFFFFF))
         a.fill(ScreenRect(x: 40, y: 50, width: 2, height: 2), Colour(0xFFFFFF))
-        let damage = DamageTracker.damage(current: a.plane, previous: b.plane)
-        XCTAssertEqual(damage, [ScreenRect(x: 10, y: 16, width: 5, height: 16), ScreenRect(x: 40, y: 48, width: 2, height: 16)])
+        XCTAssertEqual(tracker.damage(a.plane), [ScreenRect(x: 0, y: 16, width: 16, height: 16), ScreenRect(x: 32, y: 48, width: 16, height: 16)])
+        XCTAssertEqual(tracker.damage(a.plane), [], "the picture damage was found for is remembered")
+        // Changes in neighbouring bands that share columns are one rectangle.
+        a.fill(ScreenRect(x: 3, y: 14, width: 20, height: 4), Colour(0x00FF00))
+        XCTAssertEqual(tracker.damage(a.plane), [ScreenRect(x: 0, y: 0, width: 32, height: 32)])
+        tracker.forget()
+        XCTAssertEqual(tracker.damage(a.plane), [whole], "forgotten: everything is copied again")
+    }
+
+    /// One bit of one pixel changed anywhere — the edges, the part-tiles of a screen that
+    /// is no multiple of 16 — is found in the tile that holds it, and so is the change back.
+    func testEverySinglePixelChangeIsFound() throws {
+        let size = ScreenSize(width: 37, height: 21)
+        let a = try CairoCanvas(size: size)
+        a.fill(ScreenRect(x: 0, y: 0, width: size.width, height: size.height), Colour(0x405060))
+        var tracker = DamageTracker(size: size)
+        _ = tracker.damage(a.plane)
+        for y in 0..<size.height {
+            for x in 0..<size.width {
+                let pixel = (a.pixels + y * a.stride + x * 4).assumingMemoryBound(to: UInt32.self)
+                let left = x / 16 * 16, top = y / 16 * 16
+                let tile = ScreenRect(x: left, y: top, width: min(size.width, left + 16) - left, height: min(size.height, top + 16) - top)
+                pixel.pointee ^= 1
+                XCTAssertEqual(tracker.damage(a.plane), [tile], "a bit of pixel \(x),\(y)")
+                pixel.pointee ^= 1
+                XCTAssertEqual(tracker.damage(a.plane), [tile], "pixel \(x),\(y) back")
+            }
+        }
+    }
+
+    /// The player copies its picture's area on its own: that area is then shown, and only
+    /// what changes after it is damage.
+    func testARememberedAreaIsNoLongerDamage() throws {
+        let size = ScreenSize(width: 64, height: 48)
+        let a = try CairoCanvas(size: size)
+        a.fill(ScreenRect(x: 0, y: 0, width: 64, height: 48), Colour(0x000000))
+        var tracker = DamageTracker(size: size)
+        _ = tracker.damage(a.plane)
+        let picture = ScreenRect(x: 20, y: 10, width: 30, height: 20)
+        a.fill(picture, Colour(0x808080))
+        tracker.remember(picture, of: a.plane)
+        XCTAssertEqual(tracker.damage(a.plane), [])
+        a.fill(ScreenRect(x: 60, y: 40, width: 2, height: 2), Colour(0xFFFFFF))
+        XCTAssertEqual(tracker.damage(a.plane), [ScreenRect(x: 48, y: 32, width: 16, height: 16)])
     }
 }
