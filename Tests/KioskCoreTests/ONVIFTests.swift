@@ -92,6 +92,40 @@ final class ONVIFTests: XCTestCase {
         XCTAssertNotNil(wrongService.descendant("Fault"), "media operations are not on the device service")
     }
 
+    /// `Created` is read by arithmetic, not by Foundation's formatter (ICU): the same
+    /// instants as that formatter for what clients send, nil for what is no xs:dateTime.
+    func testCreatedTimesReadAsFoundationReadsThem() throws {
+        let plain = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for text in ["2026-11-28T19:00:00Z", "1970-01-01T00:00:00Z", "2024-02-29T23:59:59Z", "1969-12-31T23:59:59Z",
+                     "2026-11-28T19:00:00+01:00", "2026-11-28T19:00:00-05:30", "2000-03-01T00:00:00+14:00",
+                     "2026-11-28T19:00:00.5Z", "2026-11-28T19:00:00.123Z", "2026-06-30T12:34:56.789+02:00"] {
+            let foundation = try XCTUnwrap(plain.date(from: text) ?? fractional.date(from: text), text)
+            let ours = try XCTUnwrap(ONVIFTime.parse(text), text)
+            XCTAssertEqual(ours.timeIntervalSince1970, foundation.timeIntervalSince1970, accuracy: 0.001, text)
+        }
+        for text in ["", "2026-11-28", "2026-11-28T19:00:00", "2026-11-28 19:00:00Z", "2026-02-29T00:00:00Z",
+                     "2026-13-01T00:00:00Z", "2026-11-31T00:00:00Z", "2026-11-28T24:00:00Z", "2026-11-28T19:60:00Z",
+                     "2026-11-28T19:00:60Z", "2026-11-28T19:00:00.Z", "2026-11-28T19:00:00+0100", "2026-11-28T19:00:00+01",
+                     "2026-11-28T19:00:00Zjunk", "+026-11-28T19:00:00Z", "２０２６-11-28T19:00:00Z", "2026-11-28T19:00:00+24:00"] {
+            XCTAssertNil(ONVIFTime.parse(text), text)
+        }
+    }
+
+    /// The answer clients sign their tokens with: the camera's clock in UTC.
+    func testTheSystemDateAndTimeIsUTC() throws {
+        let now = try XCTUnwrap(ONVIFTime.parse("2026-03-29T01:02:03Z"))
+        guard case .success(let request) = ONVIFService.request(envelope("<tds:GetSystemDateAndTime/>")) else {
+            return XCTFail("GetSystemDateAndTime is not read as a request")
+        }
+        let xml = ONVIFService.answer(request, endpoint: .device, device: device, now: now).xml
+        for part in ["<tt:Hour>1</tt:Hour>", "<tt:Minute>2</tt:Minute>", "<tt:Second>3</tt:Second>",
+                     "<tt:Year>2026</tt:Year>", "<tt:Month>3</tt:Month>", "<tt:Day>29</tt:Day>"] {
+            XCTAssertTrue(xml.contains(part), part)
+        }
+    }
+
     func testTheUsernameTokenAndItsDigest() throws {
         let created = "2026-11-28T19:00:00Z"
         let nonce = Data([1, 2, 3, 4]).base64EncodedString()

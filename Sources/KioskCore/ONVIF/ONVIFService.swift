@@ -112,14 +112,55 @@ public struct ONVIFUsernameToken: Sendable, Equatable {
     }
 }
 
-/// `2026-11-28T19:00:00Z` and its variants (fractions, offsets).
+/// `2026-11-28T19:00:00Z` and its variants (a fraction of a second, an offset for Z):
+/// xs:dateTime with its zone, as clients write a UsernameToken's `Created`. Read by
+/// arithmetic: Foundation's ISO 8601 formatter is ICU's calendar, whose code and zone
+/// data (0.9 MiB) would stay resident in the daemon from an NVR's first request on.
 public enum ONVIFTime {
+    /// The instant `text` names, or nil: not exactly `YYYY-MM-DDTHH:MM:SS[.f…](Z|±HH:MM)`,
+    /// or no such date or time of day (2026-02-30, 24:00:00).
     public static func parse(_ text: String) -> Date? {
-        let plain = ISO8601DateFormatter()
-        if let date = plain.date(from: text) { return date }
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: text)
+        let bytes = Array(text.utf8)
+        func digits(_ start: Int, _ count: Int) -> Int? {
+            guard start >= 0, start + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[start..<start + count] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        func byte(_ index: Int, is characters: String) -> Bool { index < bytes.count && characters.utf8.contains(bytes[index]) }
+        guard let year = digits(0, 4), byte(4, is: "-"), let month = digits(5, 2), byte(7, is: "-"), let day = digits(8, 2),
+              byte(10, is: "Tt"), let hour = digits(11, 2), byte(13, is: ":"), let minute = digits(14, 2), byte(16, is: ":"),
+              let second = digits(17, 2), hour < 24, minute < 60, second < 60,
+              let date = CalendarDate(year: year, month: month, day: day) else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if byte(index, is: ".") {
+            var scale = 0.1
+            index += 1
+            let first = index
+            while let digit = digits(index, 1) {
+                fraction += Double(digit) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > first else { return nil }
+        }
+        var offsetSeconds = 0
+        if byte(index, is: "Zz") {
+            index += 1
+        } else if byte(index, is: "+-"), let hours = digits(index + 1, 2), byte(index + 3, is: ":"), let minutes = digits(index + 4, 2),
+                  hours < 24, minutes < 60 {
+            offsetSeconds = (bytes[index] == UInt8(ascii: "-") ? -1 : 1) * (hours * 3600 + minutes * 60)
+            index += 6
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let seconds = date.daysSince1970 * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 }
 
@@ -164,12 +205,12 @@ public enum ONVIFService {
         let body: String
         switch (endpoint, request.operation) {
         case (_, "GetSystemDateAndTime"):
-            let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: now)
+            let c = LocalTimestamp(unixSeconds: LocalZone.wholeSeconds(now), utcOffsetSeconds: 0)
             body = """
                 <tds:GetSystemDateAndTimeResponse><tds:SystemDateAndTime><tt:DateTimeType>NTP</tt:DateTimeType>\
                 <tt:DaylightSavings>false</tt:DaylightSavings><tt:TimeZone><tt:TZ>UTC0</tt:TZ></tt:TimeZone><tt:UTCDateTime>\
-                <tt:Time><tt:Hour>\(c.hour ?? 0)</tt:Hour><tt:Minute>\(c.minute ?? 0)</tt:Minute><tt:Second>\(c.second ?? 0)</tt:Second></tt:Time>\
-                <tt:Date><tt:Year>\(c.year ?? 1970)</tt:Year><tt:Month>\(c.month ?? 1)</tt:Month><tt:Day>\(c.day ?? 1)</tt:Day></tt:Date>\
+                <tt:Time><tt:Hour>\(c.hour)</tt:Hour><tt:Minute>\(c.minute)</tt:Minute><tt:Second>\(c.second)</tt:Second></tt:Time>\
+                <tt:Date><tt:Year>\(c.year)</tt:Year><tt:Month>\(c.month)</tt:Month><tt:Day>\(c.day)</tt:Day></tt:Date>\
                 </tt:UTCDateTime></tds:SystemDateAndTime></tds:GetSystemDateAndTimeResponse>
                 """
         case (.device, "GetDeviceInformation"):
