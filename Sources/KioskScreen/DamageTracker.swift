@@ -6,10 +6,9 @@ import KioskCore
 /// Comparing pixels rather than tracking which model fields changed cannot miss
 /// anything a drawing routine touched. The panel's picture is remembered as one 64-bit
 /// fingerprint per tile of 16×16 pixels (12 KiB for 800×480), not as a copy of it
-/// (1.5 MiB, resident for as long as the screen runs); making them reads the picture
-/// once, where comparing with a copy read two. Every step of a fingerprint (xor in 8
-/// bytes, multiply by an odd constant, xor-shift) can be undone, so two tiles that
-/// differ in a single 8-byte word never share one; tiles that differ more do with a
+/// (1.5 MiB, resident for as long as the screen runs). Every step of a fingerprint (xor
+/// in 8 bytes, or 4, multiply by an odd constant, xor-shift) can be undone, so two tiles
+/// that differ in a single word never share one; tiles that differ more do with a
 /// chance of 2⁻⁶⁴.
 struct DamageTracker {
     /// Rows compared together; a band's changed tiles become one rectangle.
@@ -80,25 +79,40 @@ struct DamageTracker {
     /// Forgets the panel's picture: the next `damage` is the whole screen.
     mutating func forget() { shown = [] }
 
-    /// The fingerprint of one tile's pixels, clipped to the picture.
+    /// The fingerprint of one tile's pixels, clipped to the picture: four lanes, each an
+    /// invertible chain, so that the multiplications overlap (0.13 ms for 800×480 against
+    /// 0.10 ms for comparing with a copy, on this VM), folded into one by rotating xors,
+    /// which keeps a one-word difference a difference.
     private func fingerprint(_ picture: PixelPlane, tile: Int, band: Int) -> UInt64 {
         let width = min(size.width, picture.size.width), height = min(size.height, picture.size.height)
         let left = tile * Self.tileWidth, top = band * Self.bandHeight
-        let pixels = min(Self.tileWidth, width - left), bottom = min(height, top + Self.bandHeight)
-        var value: UInt64 = 0x6A09_E667_F3BC_C908
-        func mix(_ word: UInt64) {
-            value = (value ^ word) &* 0x9E37_79B9_7F4A_7C15
-            value ^= value >> 32
+        let rowBytes = min(Self.tileWidth, width - left) * 4, bottom = min(height, top + Self.bandHeight)
+        var lanes: (UInt64, UInt64, UInt64, UInt64) = (0x6A09_E667_F3BC_C908, 0xBB67_AE85_84CA_A73B,
+                                                       0x3C6E_F372_FE94_F82B, 0xA54F_F53A_5F1D_36F1)
+        @inline(__always) func mix(_ lane: inout UInt64, _ word: UInt64) {
+            lane = (lane ^ word) &* 0x9E37_79B9_7F4A_7C15
+            lane ^= lane >> 32
         }
         for row in top..<bottom {
             let start = picture.base + row * picture.stride + left * 4
             var offset = 0
-            while offset + 8 <= pixels * 4 {
-                mix(start.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                offset += 8
+            while offset + 32 <= rowBytes {
+                mix(&lanes.0, start.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                mix(&lanes.1, start.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+                mix(&lanes.2, start.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self))
+                mix(&lanes.3, start.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self))
+                offset += 32
             }
-            if offset < pixels * 4 { mix(UInt64(start.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }
+            // A part-tile at the right edge: what is left, 4 bytes (one pixel) at a time.
+            while offset < rowBytes {
+                mix(&lanes.0, UInt64(start.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                offset += 4
+            }
         }
-        return value
+        return lanes.0 ^ lanes.1.rotated(16) ^ lanes.2.rotated(32) ^ lanes.3.rotated(48)
     }
+}
+
+private extension UInt64 {
+    func rotated(_ bits: UInt64) -> UInt64 { self << bits | self >> (64 - bits) }
 }
