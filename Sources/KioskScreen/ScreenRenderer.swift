@@ -29,7 +29,6 @@ public final class ScreenRenderer: @unchecked Sendable {
     /// How the camera is mounted: the preview is turned upright (`camera.rotation`, `camera.mirror`).
     public let previewOrientation: PictureOrientation
     private(set) var hasPreview = false
-    private var presentedOnce = false
     private var blanked = false
     private var statistics = RenderStatistics()
     /// The model drawn last: a player's picture redraws it (`presentMediaPicture`).
@@ -142,7 +141,7 @@ public final class ScreenRenderer: @unchecked Sendable {
     /// pictures a second is most of what the player costs beyond decoding and scaling.
     /// - Returns: false when the page is anything else (the caller draws it whole).
     private func presentPlayerPictureOnly(_ model: ScreenModel) -> Bool {
-        guard presentedOnce, !blanked, let media = model.media, media.page == .player, media.message == nil,
+        guard damageTracker.remembersPanel, !blanked, let media = model.media, media.page == .player, media.message == nil,
               let item = media.currentItem, item.kind.isMovie, mediaPicturePath == item.path else { return false }
         let start = monotonicNanoseconds()
         drawPlayerPicture(media)
@@ -172,11 +171,7 @@ public final class ScreenRenderer: @unchecked Sendable {
             case .blank: canvas.fill(ScreenRect(x: 0, y: 0, width: size.width, height: size.height), Palette.black)
             case .media: drawMedia(model)
             }
-            if !presentedOnce {
-                damageTracker.forget()      // the whole screen
-                presentedOnce = true
-            }
-            let damage = damageTracker.damage(canvas.plane)
+            let damage = damageTracker.damage(canvas.plane)     // the whole screen the first time
             for rect in damage {
                 PanelCopy.copy(rect, from: canvas.plane, to: framebuffer.plane, mapping: mapping, packer: packer, format: framebuffer.format)
             }
@@ -194,7 +189,7 @@ public final class ScreenRenderer: @unchecked Sendable {
     /// Makes the next `render` copy the whole screen (after something else drew on the
     /// panel, such as the console).
     public func invalidate() {
-        lock.withLock { presentedOnce = false }
+        lock.withLock { damageTracker.forget() }
     }
 
     /// How long renders took and how much they copied.

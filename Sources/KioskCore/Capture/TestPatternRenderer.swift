@@ -59,20 +59,21 @@ public struct TestPatternRenderer: Sendable {
         let size = format.size
         var strip = format
         strip.size = FrameSize(width: size.width, height: 2)
-        var bars = [UInt8](repeating: 0, count: strip.frameByteCount)
-        bars.withUnsafeMutableBytes { raw in
-            var canvas = YCbCrCanvas(base: raw.baseAddress!, format: strip)
-            let barWidth = (size.width + colours.count - 1) / colours.count
+        func drawStrip(_ draw: (inout YCbCrCanvas) -> Void) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: strip.frameByteCount)
+            bytes.withUnsafeMutableBytes { raw in
+                var canvas = YCbCrCanvas(base: raw.baseAddress!, format: strip)
+                draw(&canvas)
+            }
+            return bytes
+        }
+        let barWidth = (size.width + colours.count - 1) / colours.count
+        barRows = drawStrip { canvas in
             for (index, colour) in colours.enumerated() {
                 canvas.fill(x: index * barWidth, y: 0, width: barWidth, height: 2, colour)
             }
         }
-        var band = [UInt8](repeating: 0, count: strip.frameByteCount)
-        band.withUnsafeMutableBytes { raw in
-            var canvas = YCbCrCanvas(base: raw.baseAddress!, format: strip)
-            canvas.fill(x: 0, y: 0, width: size.width, height: 2, .black)
-        }
-        (barRows, bandRows) = (bars, band)
+        bandRows = drawStrip { $0.fill(x: 0, y: 0, width: size.width, height: 2, .black) }
         framePlanes = format.pixelFormat.planes(for: size)
         stripPlanes = strip.pixelFormat.planes(for: strip.size)
         // A dark band at the bottom keeps the burned-in text readable.
