@@ -155,6 +155,11 @@ final class RTSPConnection: ChannelInboundHandler {
                 challenge(request, stale: true)
                 return
             }
+            guard digest.names(target: request.uri) else {
+                server.logger.notice("rtsp: \(address) signed its Digest for \(digest.uri), not for \(request.uri): refused")
+                challenge(request, stale: false)
+                return
+            }
             work = { gate.identity(digest: digest, method: request.method, address: address) }
         } else if server.configuration.basicAuth, let basic = HTTPCredentials.basic(header) {
             work = { gate.identity(basicUser: basic.user, password: basic.password, address: address) }

@@ -97,7 +97,7 @@ struct WebApp: HTTPResponder {
         // HTTP Digest (RFC 7616) with the RTSP Digest keys: what ONVIF clients (Home
         // Assistant's) use for the snapshot URI. Over TLS only, like Basic.
         if let digest = DigestAuthorization(header: authorization), tls {
-            if digest.realm == WebUserDigests.realm, gate.nonceIsFresh(digest.nonce) {
+            if digest.realm == WebUserDigests.realm, gate.nonceIsFresh(digest.nonce), digest.names(target: request.head.path ?? "") {
                 let gate = gate, address = context.clientAddress, method = request.method.rawValue
                 let outcome = await onBackgroundThread("kioskcam.web.auth") { gate.identity(digest: digest, method: method, address: address) }
                 if case .accepted(let identity, _) = outcome { return .identity(identity) }

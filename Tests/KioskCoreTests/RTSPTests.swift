@@ -239,6 +239,27 @@ final class RTSPTests: XCTestCase {
         XCTAssertFalse(DigestAuthorization.constantTimeEquals("abc", "ab"))
     }
 
+    func testADigestSignsOnlyTheTargetItWasMadeFor() throws {
+        func signed(_ uri: String) throws -> DigestAuthorization {
+            try XCTUnwrap(DigestAuthorization(header: #"Digest username="u", realm="r", nonce="N", uri="\#(uri)", response="x""#))
+        }
+        // The form on the request line, absolute or path, either way round.
+        XCTAssertTrue(try signed("rtsp://cam:8554/live/trackID=0").names(target: "rtsp://cam:8554/live/trackID=0"))
+        XCTAssertTrue(try signed("/live").names(target: "rtsp://192.168.1.20:8554/live"))
+        XCTAssertTrue(try signed("rtsp://cam/live").names(target: "/live"))
+        XCTAssertTrue(try signed("/onvif/snapshot?profile=sub").names(target: "/onvif/snapshot?profile=sub"))
+        XCTAssertTrue(try signed("rtsp://cam:8554").names(target: "/"))
+        XCTAssertTrue(try signed("rtsp://cam:8554?x=1").names(target: "/?x=1"))
+        XCTAssertTrue(try signed("*").names(target: "*"))
+        // Another path, another query, a prefix, an empty one: refused.
+        XCTAssertFalse(try signed("/onvif/snapshot").names(target: "/api/config"))
+        XCTAssertFalse(try signed("/onvif/snapshot?profile=sub").names(target: "/onvif/snapshot?profile=main"))
+        XCTAssertFalse(try signed("rtsp://cam/live").names(target: "rtsp://cam/live/trackID=0"))
+        XCTAssertFalse(try signed("/live").names(target: "/live/"))
+        XCTAssertFalse(try signed("").names(target: "/"))
+        XCTAssertFalse(try signed("rtsp://cam/live").names(target: "*"))
+    }
+
     func testRTSPKeysInTheConfiguration() throws {
         var configuration = Configuration()
         XCTAssertFalse(configuration.rtsp.enabled, "off until the owner turns it on")

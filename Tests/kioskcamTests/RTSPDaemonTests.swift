@@ -186,6 +186,30 @@ final class RTSPDaemonTests: XCTestCase {
         let output = try Tool.run("/bin/sh", ["-c", "printf '%s\\n' \"$1\" | \"$2\" web-user set alice --role viewer --config \"$3\"",
                                               "sh", password, Package.kioskcamBinary, server.daemon.config], allowFailure: true)
         XCTAssertEqual(output.status, 0, output.stderr)
+
+        // A Digest answer overheard on one URL opens no other while its nonce is fresh
+        // (RFC 7616 3.4.6): signed for a track's URL, sent to DESCRIBE the stream.
+        let python = try requiredProgram("python3", package: "python3")
+        let live = "rtsp://127.0.0.1:\(server.port)/live"
+        let asked = try raw(server, "DESCRIBE \(live) RTSP/1.0\r\nCSeq: 1\r\n\r\n")
+        let nonce = try XCTUnwrap(asked.range(of: #"nonce="[^"]+", algorithm=MD5"#, options: .regularExpression)
+            .map { asked[$0].dropFirst(#"nonce=""#.count).prefix { $0 != "\"" } }, asked)
+        func md5(_ text: String) throws -> String {
+            try Tool.run(python, ["-c", "import hashlib, sys; print(hashlib.md5(sys.argv[1].encode()).hexdigest())", text])
+                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        func describe(signedFor uri: String) throws -> String {
+            let answer = try md5("\(try md5("alice:KioskCam:\(password)")):\(nonce):\(try md5("DESCRIBE:\(uri)"))")
+            return try raw(server, "DESCRIBE \(live) RTSP/1.0\r\nCSeq: 4\r\nAuthorization: Digest username=\"alice\", realm=\"KioskCam\", "
+                                   + "nonce=\"\(nonce)\", uri=\"\(uri)\", response=\"\(answer)\"\r\n\r\n")
+        }
+        let signedForItself = try describe(signedFor: live)
+        XCTAssertTrue(signedForItself.hasPrefix("RTSP/1.0 200 OK\r\n") && signedForItself.contains("m=video"), signedForItself)
+        let signedForAnother = try describe(signedFor: live + "/trackID=0")
+        XCTAssertTrue(signedForAnother.hasPrefix("RTSP/1.0 401 Unauthorized\r\n"), signedForAnother)
+        XCTAssertFalse(signedForAnother.contains("m=video"), signedForAnother)
+        XCTAssertTrue(server.daemon.logText().contains("signed its Digest for \(live)/trackID=0, not for \(live): refused"), server.daemon.logText())
+
         var refusals = 0
         for _ in 0..<6 {
             let wrong = try Tool.run(ffmpeg, ["-nostdin", "-rtsp_transport", "tcp", "-i", server.url(password: "wrong"), "-t", "1",

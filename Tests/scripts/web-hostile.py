@@ -11,7 +11,7 @@ made during the run must be whole. Prints PASS/FAIL per check and, last,
 "N passed, M failed"; exits 1 on any failure.
 """
 from daemon_config import base_config
-import base64, http.client, json, os, resource, shutil, signal, socket, ssl, struct, subprocess, sys, tempfile, threading, time
+import base64, hashlib, http.client, json, os, resource, shutil, signal, socket, ssl, struct, subprocess, sys, tempfile, threading, time
 
 BINARY = sys.argv[1]
 TLS = ssl.create_default_context()
@@ -135,6 +135,32 @@ idle_timeout_seconds = 5
                                      f'Authorization: Digest username="alice", realm="KioskCam", nonce="{nonce}", uri="/api/status", response="0"\r\n\r\n').encode())
             check(f"a forged Digest nonce is refused: {nonce[:24]}", got == 401, got)
         check("the server answers after the forged Digest nonces", alive())
+
+        # A Digest answer overheard on one URL opens no other while its nonce is fresh
+        # (RFC 7616 3.4.6: the signed uri must be the request's own target).
+        conn = http.client.HTTPSConnection("127.0.0.1", port, context=TLS, timeout=30)
+        conn.request("GET", "/api/status")
+        asked = conn.getresponse()
+        asked.read()
+        conn.close()
+        challenge = next((v for k, v in asked.getheaders() if k.lower() == "www-authenticate" and v.startswith("Digest ")), "")
+        nonce = challenge.split('nonce="', 1)[1].split('"', 1)[0] if 'nonce="' in challenge else ""
+        check("an unauthenticated request is challenged with a Digest nonce", asked.status == 401 and nonce, challenge)
+
+        def md5(text):
+            return hashlib.md5(text.encode()).hexdigest()
+
+        def digest_get(path, signed_uri):
+            ha1 = md5("alice:KioskCam:correct horse battery")
+            answer = md5(f"{ha1}:{nonce}:00000001:c0ffee:auth:{md5('GET:' + signed_uri)}")
+            authorization = (f'Digest username="alice", realm="KioskCam", nonce="{nonce}", uri="{signed_uri}", algorithm=MD5, '
+                             f'qop=auth, nc=00000001, cnonce="c0ffee", response="{answer}"')
+            return raw_request(port, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                                     f"Authorization: {authorization}\r\n\r\n".encode())
+        got = digest_get("/api/status", "/api/status")
+        check("a Digest answer signed for the URL it is sent to is let in", got == 200, got)
+        got = digest_get("/api/me", "/api/status")
+        check("the same Digest answer sent to another URL is refused", got == 401, got)
 
         # Slowloris: a head that never ends is cut off, whatever trickles in.
         start = time.time()

@@ -59,6 +59,24 @@ public struct DigestAuthorization: Sendable, Equatable {
         return hash("\(ha1):\(nonce):\(ha2)")
     }
 
+    /// Whether the signed `uri` names the request's own target (RFC 7616 §3.4.6: the server
+    /// checks it, or a response overheard on a request for one URL opens another while its
+    /// nonce is fresh). The absolute and the path form of one URL match (`rtsp://cam/live`
+    /// and `/live`): clients sign the form they put on the request line, and the host
+    /// is this server's either way.
+    public func names(target: String) -> Bool {
+        Self.pathAndQuery(uri) == Self.pathAndQuery(target)
+    }
+
+    /// `scheme://authority/path?query` → `/path?query` (`/` when there is no path); any
+    /// other form as it is.
+    static func pathAndQuery(_ target: String) -> Substring {
+        guard let separator = target.range(of: "://") else { return target[...] }
+        let rest = target[separator.upperBound...]
+        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        return rest[slash] == "?" ? "/" + rest[slash...] : rest[slash...]
+    }
+
     /// HA1 for a user's password: what the server keeps to check Digest without the password.
     public static func ha1(user: String, realm: String, password: String, hash: (String) -> String) -> String {
         hash("\(user):\(realm):\(password)")
