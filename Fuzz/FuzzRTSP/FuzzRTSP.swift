@@ -34,7 +34,12 @@ func fuzzRTSP(_ bytes: UnsafeRawBufferPointer) {
         _ = request.path
         _ = RTSPStreamPath.parse(request.path)
         _ = RTSPSessionHeader.id(request.header("Session"))
-        _ = DigestAuthorization(header: request.header("Authorization"))
+        if let digest = DigestAuthorization(header: request.header("Authorization")) {
+            // A request signs itself; whatever it signed names its own stream.
+            let matched = digest.namesStream(of: request.uri)
+            Fuzz.require(!digest.names(target: request.uri) || matched, "names without namesStream")
+            Fuzz.require(digest.names(target: digest.uri) && digest.namesStream(of: digest.uri), "a uri that does not name itself")
+        }
         _ = HTTPCredentials.basic(request.header("Authorization"))
         if let transport = RTSPTransport.choose(from: request.header("Transport") ?? "", nextChannel: first) {
             if case .interleaved(let rtp, _) = transport { Fuzz.require(rtp <= 254, "channel \(rtp)") }

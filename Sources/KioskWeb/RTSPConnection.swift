@@ -155,7 +155,7 @@ final class RTSPConnection: ChannelInboundHandler {
                 challenge(request, stale: true)
                 return
             }
-            guard digest.names(target: request.uri) else {
+            guard digest.namesStream(of: request.uri) else {
                 server.logger.notice("rtsp: \(address) signed its Digest for \(digest.uri), not for \(request.uri): refused")
                 challenge(request, stale: false)
                 return

@@ -258,6 +258,17 @@ final class RTSPTests: XCTestCase {
         XCTAssertFalse(try signed("/live").names(target: "/live/"))
         XCTAssertFalse(try signed("").names(target: "/"))
         XCTAssertFalse(try signed("rtsp://cam/live").names(target: "*"))
+        // RTSP: live555 (VLC) signs a track's SETUP with the stream's URL. A stream and its
+        // tracks are one resource; the other stream is not.
+        XCTAssertTrue(try signed("rtsp://cam:8554/live").namesStream(of: "rtsp://cam:8554/live/trackID=1"))
+        XCTAssertTrue(try signed("rtsp://cam:8554/live/").namesStream(of: "rtsp://cam:8554/live"))
+        XCTAssertTrue(try signed("rtsp://cam:8554/sub/trackID=0").namesStream(of: "rtsp://cam:8554/sub"))
+        XCTAssertTrue(try signed("*").namesStream(of: "*"))
+        XCTAssertFalse(try signed("rtsp://cam:8554/sub").namesStream(of: "rtsp://cam:8554/live/trackID=0"))
+        XCTAssertFalse(try signed("rtsp://cam:8554/live").namesStream(of: "rtsp://cam:8554/sub"))
+        XCTAssertFalse(try signed("rtsp://cam:8554/other").namesStream(of: "rtsp://cam:8554/other/trackID=0"))
+        XCTAssertFalse(try signed("rtsp://cam:8554/live").namesStream(of: "*"))
+        XCTAssertFalse(try signed("*").namesStream(of: "rtsp://cam:8554/live"))
     }
 
     func testRTSPKeysInTheConfiguration() throws {

@@ -187,8 +187,9 @@ final class RTSPDaemonTests: XCTestCase {
                                               "sh", password, Package.kioskcamBinary, server.daemon.config], allowFailure: true)
         XCTAssertEqual(output.status, 0, output.stderr)
 
-        // A Digest answer overheard on one URL opens no other while its nonce is fresh
-        // (RFC 7616 3.4.6): signed for a track's URL, sent to DESCRIBE the stream.
+        // A Digest answer overheard on one stream opens no other while its nonce is fresh
+        // (RFC 7616 3.4.6): signed for the sub-stream, sent to DESCRIBE the main one. A
+        // track's SETUP signed with its stream's URL, as live555 (VLC) signs it, is let in.
         let python = try requiredProgram("python3", package: "python3")
         let live = "rtsp://127.0.0.1:\(server.port)/live"
         let asked = try raw(server, "DESCRIBE \(live) RTSP/1.0\r\nCSeq: 1\r\n\r\n")
@@ -198,17 +199,22 @@ final class RTSPDaemonTests: XCTestCase {
             try Tool.run(python, ["-c", "import hashlib, sys; print(hashlib.md5(sys.argv[1].encode()).hexdigest())", text])
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        func describe(signedFor uri: String) throws -> String {
-            let answer = try md5("\(try md5("alice:KioskCam:\(password)")):\(nonce):\(try md5("DESCRIBE:\(uri)"))")
-            return try raw(server, "DESCRIBE \(live) RTSP/1.0\r\nCSeq: 4\r\nAuthorization: Digest username=\"alice\", realm=\"KioskCam\", "
-                                   + "nonce=\"\(nonce)\", uri=\"\(uri)\", response=\"\(answer)\"\r\n\r\n")
+        func send(_ method: String, _ target: String, signedFor uri: String, extra: String = "") throws -> String {
+            let answer = try md5("\(try md5("alice:KioskCam:\(password)")):\(nonce):\(try md5("\(method):\(uri)"))")
+            return try raw(server, "\(method) \(target) RTSP/1.0\r\nCSeq: 4\r\n\(extra)Authorization: Digest username=\"alice\", "
+                                   + "realm=\"KioskCam\", nonce=\"\(nonce)\", uri=\"\(uri)\", response=\"\(answer)\"\r\n\r\n")
         }
-        let signedForItself = try describe(signedFor: live)
+        let signedForItself = try send("DESCRIBE", live, signedFor: live)
         XCTAssertTrue(signedForItself.hasPrefix("RTSP/1.0 200 OK\r\n") && signedForItself.contains("m=video"), signedForItself)
-        let signedForAnother = try describe(signedFor: live + "/trackID=0")
+        let sub = "rtsp://127.0.0.1:\(server.port)/sub"
+        let signedForAnother = try send("DESCRIBE", live, signedFor: sub)
         XCTAssertTrue(signedForAnother.hasPrefix("RTSP/1.0 401 Unauthorized\r\n"), signedForAnother)
         XCTAssertFalse(signedForAnother.contains("m=video"), signedForAnother)
-        XCTAssertTrue(server.daemon.logText().contains("signed its Digest for \(live)/trackID=0, not for \(live): refused"), server.daemon.logText())
+        XCTAssertTrue(server.daemon.logText().contains("signed its Digest for \(sub), not for \(live): refused"), server.daemon.logText())
+        let trackSignedAsVLCSignsIt = try send("SETUP", live + "/trackID=0", signedFor: live,
+                                               extra: "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n")
+        XCTAssertTrue(trackSignedAsVLCSignsIt.hasPrefix("RTSP/1.0 200 OK\r\n") && trackSignedAsVLCSignsIt.contains("Session: "),
+                      trackSignedAsVLCSignsIt)
 
         var refusals = 0
         for _ in 0..<6 {

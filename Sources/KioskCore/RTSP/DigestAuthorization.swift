@@ -68,6 +68,17 @@ public struct DigestAuthorization: Sendable, Equatable {
         Self.pathAndQuery(uri) == Self.pathAndQuery(target)
     }
 
+    /// RTSP's rule: the signed `uri` names the request's stream (`live` or `sub`). Clients
+    /// built on live555 (VLC) sign every request of a session with the stream's URL, a
+    /// track's SETUP too, so a stream and its tracks are one resource here; the other
+    /// stream, or a path that is neither, is not.
+    public func namesStream(of target: String) -> Bool {
+        if names(target: target) { return true }
+        guard let signed = RTSPStreamPath.parse(RTSPRequest.path(of: uri)),
+              let requested = RTSPStreamPath.parse(RTSPRequest.path(of: target)) else { return false }
+        return signed.stream == requested.stream
+    }
+
     /// `scheme://authority/path?query` → `/path?query` (`/` when there is no path); any
     /// other form as it is.
     static func pathAndQuery(_ target: String) -> Substring {
