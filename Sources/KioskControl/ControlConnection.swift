@@ -6,6 +6,9 @@ import SystemPackage
 /// One client's socket, wake-up event and event queue. Its thread owns the descriptor.
 final class ControlConnection: Sendable {
     let fd: Int32
+    /// Whether the client runs as root or as the daemon's own user (`SO_PEERCRED`), who
+    /// may send the commands that `ControlRequest.needsRoot` names.
+    let isPrivileged: Bool
     /// Wakes the client's thread from `poll`: an event to send, or `requestClose()`.
     let wake: WakeUpEvent
     private let queueLimit: Int
@@ -20,6 +23,7 @@ final class ControlConnection: Sendable {
 
     init(fd: Int32, queueLimit: Int) throws(Errno) {
         self.fd = fd
+        isPrivileged = UnixSocket.peerUserID(fd).map { $0 == 0 || $0 == geteuid() } ?? false
         self.queueLimit = max(1, queueLimit)
         wake = try WakeUpEvent()
     }

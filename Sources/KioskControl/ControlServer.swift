@@ -303,6 +303,10 @@ public final class ControlServer: Sendable {
                 connection.subscribe(kinds)
                 let names = (kinds.map(Array.init) ?? ControlEventKind.subscribable).map(\.rawValue).sorted()
                 response = ControlResponse(id: call.id, result: ["events": .array(names.map(JSONValue.string))])
+            } else if call.request.needsRoot, !connection.isPrivileged {
+                logger.warning("control socket: refused \(call.request.command) from a user who is not root")
+                response = ControlResponse(id: call.id, failure: ControlError(.forbidden,
+                    "\(call.request.command) needs root: use `sudo kioskcam pin set` (the socket's group may use every other command)"))
             } else {
                 response = ControlResponse(id: call.id, outcome: handler.handle(call.request))
             }

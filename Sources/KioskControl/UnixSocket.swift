@@ -19,6 +19,17 @@ enum UnixSocket {
         return address
     }
 
+    /// The user id of the process at the other end of a connected socket (`SO_PEERCRED`:
+    /// the kernel's word, taken at connect), or nil when the kernel does not say.
+    static func peerUserID(_ fd: Int32) -> uid_t? {
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: Glibc's Swift module hides it.
+        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
+              Int(length) == MemoryLayout.size(ofValue: credentials) else { return nil }
+        return credentials.uid
+    }
+
     /// A new stream socket, close-on-exec.
     static func makeSocket() throws(Errno) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

@@ -43,6 +43,7 @@ enum WebResponses {
             case .tooLarge: .contentTooLarge
             case .busy, .failed: .conflict
             case .unavailable: .serviceUnavailable
+            case .forbidden: .forbidden
             }
             return Self.error(status, error.code.rawValue, error.message)
         }

@@ -87,6 +87,46 @@ final class ControlCommandLineTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("or use sudo"), result.stderr)
     }
 
+    /// The socket's group may use every command but pin.set, which needs root as
+    /// `kioskcam pin set` does: the socket is no way around that. Root (this process) may.
+    func testAGroupMemberMayNotChangeThePIN() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            throw XCTSkip("needs root and setpriv to connect as another user")
+        }
+        // Debian's own: another user cannot run root's pyenv shims.
+        let python = "/usr/bin/python3"
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: python), "python3 (package python3) is needed")
+        let (folder, path) = socketFolder()
+        chmod(folder.path, 0o755)
+        let handler = RecordingHandler()
+        let server = try ControlServer(path: path, group: "nogroup", handler: handler, logger: quietLogger)
+        defer { server.stop() }
+        // Two requests on one connection, answers printed a line each.
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(sys.argv[1])
+            s.sendall(b'{"v":1,"id":1,"cmd":"pin.set","args":{"pin":"4321"}}\\n{"v":1,"id":2,"cmd":"status"}\\n')
+            data = b""
+            while data.count(b"\\n") < 2:
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            sys.stdout.write(data.decode())
+            """
+        let member = try Tool.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", script, path])
+        let answers = member.stdout.split(separator: "\n")
+        XCTAssertEqual(answers.count, 2, member.stdout + member.stderr)
+        XCTAssertTrue(answers.first?.contains(#""ok":false"#) == true && answers.first?.contains(#""code":"forbidden""#) == true, member.stdout)
+        XCTAssertTrue(answers.first?.contains("sudo kioskcam pin set") == true, member.stdout)
+        XCTAssertTrue(answers.last?.contains(#""ok":true"#) == true, "the group may use the other commands: \(member.stdout)")
+        XCTAssertEqual(handler.requests.map(\.command), ["status"], "pin.set never reached the daemon")
+
+        let root = try Tool.run(python, ["-c", script, path])
+        XCTAssertEqual(root.stdout.split(separator: "\n").filter { $0.contains(#""ok":true"#) }.count, 2, root.stdout)
+        XCTAssertEqual(handler.requests.map(\.command), ["status", "pin.set", "status"])
+    }
+
     func testWatchPrintsEventsAsTheyHappen() throws {
         let (folder, path) = socketFolder()
         let configFile = try config(in: folder, socket: path)

@@ -31,6 +31,7 @@ final class ControlProtocolTests: XCTestCase {
             .clipExport(ClipExportRequest(file: "audio/20261124/101455.m4a", to: 2, wav: true)),
         ]
         XCTAssertEqual(Set(requests.map(\.command)), Set(ControlRequest.commands), "every command is covered")
+        XCTAssertEqual(Set(requests.filter(\.needsRoot).map(\.command)), ["pin.set"], "only the PIN is root's alone")
         for (index, request) in requests.enumerated() {
             let call = ControlCall(id: Int64(index), request: request)
             let line = call.line()

@@ -36,6 +36,8 @@ public enum ControlErrorCode: String, Sendable, Codable, CaseIterable {
     case failed
     /// The command is known but this daemon does not offer it (e.g. no screen for a screenshot).
     case unavailable
+    /// The caller may use the socket but not this command (`pin.set` from outside root).
+    case forbidden
 }
 
 /// An error answer: a code for scripts and a message for people.

@@ -103,6 +103,13 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
         }
     }
 
+    /// Whether only root (or the daemon's own user) may send it. The socket's group may
+    /// use every other command; changing the screen's PIN is what `kioskcam pin set` does
+    /// with root alone, and the socket must not be a way around that.
+    public var needsRoot: Bool {
+        if case .pinSet = self { true } else { false }
+    }
+
     public var description: String {
         switch self {
         case .pinSet: return "pin.set (pin redacted)"
