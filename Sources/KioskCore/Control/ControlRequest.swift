@@ -103,12 +103,9 @@ public enum ControlRequest: Sendable, Equatable, CustomStringConvertible, Custom
         }
     }
 
-    /// Whether only root (or the daemon's own user) may send it. The socket's group may
-    /// use every other command; changing the screen's PIN is what `kioskcam pin set` does
-    /// with root alone, and the socket must not be a way around that.
-    public var needsRoot: Bool {
-        if case .pinSet = self { true } else { false }
-    }
+    /// Only root or the daemon's user may send it: `kioskcam pin set` needs root, and the
+    /// socket's group (which may send the rest) must not be a way around that.
+    public var needsRoot: Bool { if case .pinSet = self { true } else { false } }
 
     public var description: String {
         switch self {
