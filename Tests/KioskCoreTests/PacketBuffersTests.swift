@@ -85,6 +85,25 @@ final class PacketBuffersTests: XCTestCase {
         XCTAssertTrue(clip.filter { $0.info.media == .audio }.allSatisfy { $0.info.time >= at(14_000) })
     }
 
+    /// As the encoder delivers them: each picture, then the sound up to it, stamped up to
+    /// 40 ms earlier. Once full, the span held never reads under `seconds`.
+    func testTheRingsSpanHoldsWhenSoundArrivesStampedBeforeThePicture() {
+        var ring = PacketRing<Int>(seconds: 1, byteLimit: 1_000_000)
+        var shortest = Double.infinity
+        var full = false
+        for frame in 0..<300 {
+            let time = Int64(frame) * 1000 / 30
+            ring.append(PacketInfo(media: .video, time: at(time), isKeyframe: frame % 15 == 0, byteCount: 100), frame)
+            ring.append(PacketInfo(media: .audio, time: at(max(0, time - 40)), isKeyframe: true, byteCount: 10), frame)
+            full = full || ring.heldSeconds >= 1
+            if full { shortest = min(shortest, ring.heldSeconds) }
+        }
+        XCTAssertTrue(full)
+        XCTAssertGreaterThanOrEqual(shortest, 1, "the span read under pre_seconds")
+        ring.removeAll()
+        XCTAssertEqual(ring.heldSeconds, 0)
+    }
+
     func testTheRingKeepsToItsByteBudget() {
         var ring = PacketRing<Int>(seconds: 60, byteLimit: 8_000)
         for (index, info) in stream(seconds: 20).enumerated() { ring.append(info, index) }

@@ -60,12 +60,17 @@ public func socketStates(localPort port: Int, udp: Bool = false) -> [String] {
     }
 }
 
-/// Polls `condition` every `interval` until it holds or `seconds` pass; whether it holds.
+/// Polls `condition` every `interval` until it holds or `seconds` pass; whether it held.
 /// For a daemon or a child process to reach a state: give a deadline that a loaded
 /// machine meets (30–60 s), and name the state in the assertion's message.
 public func waitUntil(_ seconds: Double, interval: Double = 0.1, _ condition: () -> Bool) -> Bool {
+    // True as soon as the condition is seen to hold: asking again afterwards failed a wait
+    // for a figure that hovers at its bound (the pre-event ring's span, CI 2026-12-01).
     let deadline = Date(timeIntervalSinceNow: seconds)
-    while !condition() && Date() < deadline { Thread.sleep(forTimeInterval: interval) }
+    while Date() < deadline {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: interval)
+    }
     return condition()
 }
 

@@ -121,6 +121,9 @@ public struct GOPQueue<Payload> {
 public struct PacketRing<Payload> {
     private var items: [(info: PacketInfo, payload: Payload)] = []
     private var head = 0
+    /// The newest time appended. The encoder's sound arrives stamped up to a chunk before
+    /// the picture appended just ahead of it, so the last item is not always the newest.
+    private var newest: MonotonicInstant?
     public private(set) var bytes = 0
     public let byteLimit: Int
     /// Seconds kept at least (while the byte budget allows).
@@ -132,10 +135,12 @@ public struct PacketRing<Payload> {
     }
 
     public var count: Int { items.count - head }
-    /// The time span held, from the first packet to the last.
+    /// The time span held, from the first packet to the newest. Once the ring has dropped
+    /// a GOP it is at least `seconds` (budget allowing); measured to the last item it
+    /// dipped below whenever a sound packet came last (status read 0.97 of 1 s).
     public var heldSeconds: Double {
-        guard head < items.count, let last = items.last else { return 0 }
-        return last.info.time.seconds(since: items[head].info.time)
+        guard head < items.count, let newest else { return 0 }
+        return newest.seconds(since: items[head].info.time)
     }
 
     /// Appends a packet. Before the first keyframe nothing is kept (nothing could start
@@ -144,6 +149,7 @@ public struct PacketRing<Payload> {
     public mutating func append(_ info: PacketInfo, _ payload: Payload) {
         if count == 0 && !info.startsGOP { return }
         items.append((info, payload))
+        newest = max(newest ?? info.time, info.time)
         bytes += info.byteCount
         while let second = secondGOPStart() {
             let overBudget = bytes > byteLimit
@@ -180,5 +186,6 @@ public struct PacketRing<Payload> {
         items.removeAll()
         head = 0
         bytes = 0
+        newest = nil
     }
 }
