@@ -156,7 +156,7 @@ final class RTSPConnection: ChannelInboundHandler {
                 return
             }
             guard digest.namesStream(of: request.uri) else {
-                server.logger.notice("rtsp: \(address) signed its Digest for \(digest.uri), not for \(request.uri): refused")
+                server.logger.notice("rtsp: \(address) signed its Digest for \(digest.uri.prefix(200)), not for \(request.uri.prefix(200)): refused")
                 challenge(request, stale: false)
                 return
             }

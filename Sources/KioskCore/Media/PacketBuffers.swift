@@ -136,8 +136,8 @@ public struct PacketRing<Payload> {
 
     public var count: Int { items.count - head }
     /// The time span held, from the first packet to the newest. Once the ring has dropped
-    /// a GOP it is at least `seconds` (budget allowing); measured to the last item it
-    /// dipped below whenever a sound packet came last (status read 0.97 of 1 s).
+    /// a GOP it is at least `seconds` (budget allowing); measured to the last item, it
+    /// could read less whenever a sound packet came last.
     public var heldSeconds: Double {
         guard head < items.count, let newest else { return 0 }
         return newest.seconds(since: items[head].info.time)
